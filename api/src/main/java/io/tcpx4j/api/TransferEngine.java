@@ -1,0 +1,56 @@
+package io.tcpx4j.api;
+
+import java.util.List;
+
+/**
+ * Moves memory between this process and named peers.
+ *
+ * <p>Typical use: register memory, publish {@link #connInfo()} and each region's
+ * {@link RegisteredMemory#publicMetadata()} to peers out of band; on the other side call
+ * {@link #loadPeer(String, byte[])} and {@link #loadRemoteMetadata(String, byte[])}, then
+ * {@link #session(String)} and {@code write}/{@code read}.
+ *
+ * <p>Thread-safe. Only {@link #close()} blocks (bounded by the engine's shutdown timeout).
+ */
+public interface TransferEngine extends AutoCloseable {
+
+    /** This engine's (agent's) name, unique among the peers it talks to. */
+    String name();
+
+    /** Registers memory for local use and remote access. */
+    RegisteredMemory register(MemoryDescriptor memory);
+
+    /**
+     * A blob that lets a peer connect to this engine: its address and its connection secret. Treat
+     * it like a password; give it only to peers that may access this engine's registered memory.
+     */
+    byte[] connInfo();
+
+    /** Makes a peer known. Never blocks: connecting happens in the background. */
+    void loadPeer(String name, byte[] connInfo);
+
+    /** Adds a peer's registered region, as published by its {@code publicMetadata()}. */
+    void loadRemoteMetadata(String peer, byte[] publicMetadata);
+
+    /** Forgets a peer's region previously loaded. */
+    void unloadRemoteMetadata(String peer, byte[] publicMetadata);
+
+    /**
+     * Starts connecting to a known peer if not connected yet. Never blocks. Transfers connect on
+     * demand, so calling this is optional.
+     */
+    void connect(String peer);
+
+    /** Closes the connection to a peer gracefully; its in-flight transfers fail with REMOTE_DISCONNECT. */
+    void disconnect(String peer);
+
+    /** A session with a loaded peer (or with {@link #name()} itself for local copies). */
+    Session session(String peer);
+
+    /** Takes every notification received so far (oldest first). Never blocks. */
+    List<Notification> drainNotifications();
+
+    /** Fails in-flight transfers with CANCELED, closes connections and frees transport resources. */
+    @Override
+    void close();
+}

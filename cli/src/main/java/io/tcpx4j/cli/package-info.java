@@ -1,0 +1,2 @@
+/** cli (work in progress). */
+package io.tcpx4j.cli;

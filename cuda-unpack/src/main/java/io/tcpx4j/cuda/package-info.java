@@ -1,0 +1,2 @@
+/** cuda-unpack (work in progress). */
+package io.tcpx4j.cuda;

@@ -1,0 +1,116 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.TransferException;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Engine settings. Every knob is documented in README.md ("Configuration").
+ *
+ * @param name            this engine's (agent's) name; 1..255 UTF-8 bytes
+ * @param listenHost      interface the control listener binds, e.g. 127.0.0.1 (default) or 0.0.0.0
+ * @param listenPort      control listener port; 0 picks a free one
+ * @param advertiseHost   host peers dial, written into conn-info; null means {@code listenHost}
+ * @param channels        data channels per connection (one send and one receive comm each way)
+ * @param channelDevices  network device of channel c is {@code channelDevices[c % size]}; empty means
+ *                        {@code c % deviceCount}
+ * @param chunkSize       bytes per chunk, 1 .. 4 MiB (TCPX holds at most 2048 4-KiB pages per receive)
+ * @param sendWindow      outstanding sends per comm, 1 .. 16
+ * @param recvWindow      outstanding (posted or unconsumed) receives per comm, 1 .. 16
+ * @param peerTimeout     a connected peer silent this long is declared dead (REMOTE_DISCONNECT)
+ * @param connectTimeout  a connection not fully up after this long fails its transfers
+ * @param heartbeat       interval of keep-alive frames on an idle control stream
+ * @param shutdownTimeout longest {@code close()} waits for graceful disconnects
+ */
+public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
+                           List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
+                           Duration peerTimeout, Duration connectTimeout, Duration heartbeat,
+                           Duration shutdownTimeout) {
+
+    public static final int DEFAULT_CHUNK = 512 * 1024;
+    public static final int MAX_CHUNK = 4 * 1024 * 1024;
+
+    public EngineConfig {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(listenHost, "listenHost");
+        channelDevices = List.copyOf(channelDevices);
+        Objects.requireNonNull(peerTimeout, "peerTimeout");
+        Objects.requireNonNull(connectTimeout, "connectTimeout");
+        Objects.requireNonNull(heartbeat, "heartbeat");
+        Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
+        int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        require(nameBytes >= 1 && nameBytes <= 255, "name must be 1..255 UTF-8 bytes");
+        require(listenPort >= 0 && listenPort <= 65535, "listenPort must be 0..65535");
+        require(channels >= 1 && channels <= 64, "channels must be 1..64");
+        require(chunkSize >= 1 && chunkSize <= MAX_CHUNK, "chunkSize must be 1.." + MAX_CHUNK);
+        require(sendWindow >= 1 && sendWindow <= 16, "sendWindow must be 1..16");
+        require(recvWindow >= 1 && recvWindow <= 16, "recvWindow must be 1..16");
+        require(!peerTimeout.isNegative() && !peerTimeout.isZero(), "peerTimeout must be positive");
+        require(!connectTimeout.isNegative() && !connectTimeout.isZero(), "connectTimeout must be positive");
+        require(!heartbeat.isNegative() && !heartbeat.isZero(), "heartbeat must be positive");
+        require(heartbeat.compareTo(peerTimeout) < 0, "heartbeat must be shorter than peerTimeout");
+        require(!shutdownTimeout.isNegative(), "shutdownTimeout must not be negative");
+        for (Integer d : channelDevices) {
+            require(d != null && d >= 0, "channelDevices must be non-negative");
+        }
+    }
+
+    /** Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12. */
+    public static EngineConfig defaults(String name) {
+        return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,
+                Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5));
+    }
+
+    public EngineConfig withName(String v) {
+        return new EngineConfig(v, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+    }
+
+    public EngineConfig withListen(String host, int port) {
+        return new EngineConfig(name, host, port, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+    }
+
+    public EngineConfig withAdvertiseHost(String v) {
+        return new EngineConfig(name, listenHost, listenPort, v, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+    }
+
+    public EngineConfig withChannels(int v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, v, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+    }
+
+    public EngineConfig withChannelDevices(List<Integer> v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, v, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+    }
+
+    public EngineConfig withChunkSize(int v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, v,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+    }
+
+    public EngineConfig withWindows(int send, int recv) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+    }
+
+    public EngineConfig withTimeouts(Duration peer, Duration connect, Duration beat) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout);
+    }
+
+    public EngineConfig withShutdownTimeout(Duration v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v);
+    }
+
+    private static void require(boolean ok, String message) {
+        if (!ok) {
+            throw new TransferException(TransferException.Code.INVALID_PARAM, message);
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.tcpx4j.domain.port.out;
+
+import io.tcpx4j.api.TransferException;
+
+import java.util.Set;
+
+/**
+ * A two-sided network transport shaped like the NCCL net plugin API (ncclNet v7), so that TCPX maps
+ * 1:1 and test transports can be exactly as strict.
+ *
+ * <p>Contract (every adapter, checked by the transport TCK):
+ * <ul>
+ *   <li>No method blocks. {@link #connect} and {@link #accept} return {@code null} until the peer is
+ *       there; the caller retries later (no busy spin on its thread).</li>
+ *   <li>{@link #isend} / {@link #irecv} return {@code null} (BUSY) when the comm's 16 request slots
+ *       are taken or the comm is not fully connected yet. A receive holds its slot until consumed.</li>
+ *   <li>Sends and receives on one comm match in posting order; tags are bookkeeping only.</li>
+ *   <li>{@link #test} may be called only on the oldest uncompleted request of its comm (FIFO); receives
+ *       are consumed in the same order with {@link #consumed}, after their fragments were unpacked.</li>
+ *   <li>Completions are asynchronous: a request never completes inside the call that posted it.</li>
+ *   <li>Registrations are per comm. CUDA ranges must be 4 KiB aligned (start and length).</li>
+ *   <li>Errors are {@link TransferException}s: REMOTE_DISCONNECT when the peer went away, BACKEND for
+ *       other transport failures, INVALID_PARAM for misuse, NOT_SUPPORTED for an undeclared capability.</li>
+ *   <li>After {@code close} of a comm, its requests are void and its registrations dropped.</li>
+ * </ul>
+ *
+ * <p>Implementations are <b>not required to be thread-safe per comm</b>: the engine drives each comm
+ * from one thread at a time. Different comms may be driven from different threads.
+ */
+public interface NetTransport extends AutoCloseable {
+
+    /** Request slots per comm (TCPX: 16). */
+    int MAX_REQUESTS = 16;
+    /** Alignment of CUDA registrations. */
+    int CUDA_ALIGNMENT = 4096;
+
+    /** Short name, e.g. {@code loopback} or {@code tcpx}. */
+    String name();
+
+    Set<Capability> capabilities();
+
+    /** Number of network devices. */
+    int deviceCount();
+
+    DeviceProperties properties(int device);
+
+    /** Starts listening on a device. */
+    Listener listen(int device);
+
+    /** Connects to a peer's listener handle (128 bytes). Returns {@code null} until connected. */
+    SendComm connect(int device, byte[] handle);
+
+    /** Accepts the next connection on a listener. Returns {@code null} until one arrives. */
+    RecvComm accept(Listener listener);
+
+    /** Registers memory on one comm. CUDA memory must be 4 KiB aligned in start and size. */
+    MemoryRegistration register(Comm comm, long address, long size, PtrType type);
+
+    void deregister(Comm comm, MemoryRegistration registration);
+
+    /** Posts a send; {@code null} means BUSY (retry later). */
+    NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration);
+
+    /** Posts a receive; {@code null} means BUSY (retry later). */
+    NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration registration);
+
+    /** Whether the oldest uncompleted request of its comm is done. Throws if it failed. */
+    boolean test(NetRequest request);
+
+    /** Hands a completed receive (and its bounce pages) back. Oldest first. */
+    void consumed(RecvComm comm, NetRequest request);
+
+    void closeSend(SendComm comm);
+
+    void closeRecv(RecvComm comm);
+
+    void closeListen(Listener listener);
+
+    /** Closes every comm and frees the transport. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,2 @@
+/** inject (work in progress). */
+package io.tcpx4j.inject;

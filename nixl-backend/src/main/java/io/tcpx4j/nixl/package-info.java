@@ -1,0 +1,2 @@
+/** nixl-backend (work in progress). */
+package io.tcpx4j.nixl;

@@ -1,0 +1,2 @@
+/** transport-loopback (work in progress). */
+package io.tcpx4j.transport.loopback;

@@ -1,0 +1,2 @@
+/** transport-tck (work in progress). */
+package io.tcpx4j.tck;

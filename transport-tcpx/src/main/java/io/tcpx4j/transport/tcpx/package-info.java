@@ -1,0 +1,2 @@
+/** transport-tcpx (work in progress). */
+package io.tcpx4j.transport.tcpx;
