@@ -10,6 +10,7 @@ import io.tcpx4j.domain.port.out.Listener;
  */
 final class TcpxListener implements Listener {
 
+    final TcpxTransport owner;
     final long pointer;
     private final byte[] handle;
     final Memory out = new Memory(8);
@@ -20,7 +21,8 @@ final class TcpxListener implements Listener {
     Pointer deviceHandle;
     boolean closed;
 
-    TcpxListener(long pointer, byte[] handle) {
+    TcpxListener(TcpxTransport owner, long pointer, byte[] handle) {
+        this.owner = owner;
         this.pointer = pointer;
         this.handle = handle.clone();
         freshDeviceHandle();

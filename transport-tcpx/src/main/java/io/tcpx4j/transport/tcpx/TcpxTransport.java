@@ -163,7 +163,7 @@ public final class TcpxTransport implements NetTransport {
         if (ptr == 0) {
             throw new TransferException(TransferException.Code.BACKEND, "TCPX listen returned no listen comm");
         }
-        TcpxListener l = new TcpxListener(ptr, handle.getByteArray(0, Listener.HANDLE_SIZE));
+        TcpxListener l = new TcpxListener(this, ptr, handle.getByteArray(0, Listener.HANDLE_SIZE));
         listeners.add(l);
         return l;
     }
@@ -518,7 +518,7 @@ public final class TcpxTransport implements NetTransport {
     }
 
     private TcpxListener listenerOf(Listener listener) {
-        if (!(listener instanceof TcpxListener l) || !listeners.contains(l) && !l.closed) {
+        if (!(listener instanceof TcpxListener l) || l.owner != this) {
             throw new TransferException(INVALID_PARAM, "not a listener of this TCPX transport: " + listener);
         }
         return l;
@@ -572,7 +572,7 @@ public final class TcpxTransport implements NetTransport {
         return "TcpxTransport[" + pluginDescription() + "]";
     }
 
-    /** Memory kinds, for tests. */
+    /** Where a receive comm's bounce buffer lives; tests only. */
     MemoryKind bounceKindOf(RecvComm comm) {
         return commOf(comm).bounceKind;
     }
