@@ -254,9 +254,8 @@ public abstract class NetTransportConformanceTest {
         NetRequest extra = a.isend(c.send, src.addr, 1000, 99, sr);
         assertThat(extra).as("a send slot frees when its send tests done").isNotNull();
         sends.add(extra);
-        NetRequest extraRecv = null;
         drain(c, sends, recvs, dst);
-        extraRecv = postRecv(c, dst.addr, 1000, rr);
+        NetRequest extraRecv = postRecv(c, dst.addr, 1000, rr);
         drain(c, new ArrayDeque<>(), new ArrayDeque<>(List.of(extraRecv)), dst);
         verify(dst, data, n * 1000);
     }
