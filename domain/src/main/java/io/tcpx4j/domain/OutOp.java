@@ -1,0 +1,19 @@
+package io.tcpx4j.domain;
+
+/**
+ * Data this engine sends: the initiator side of a WRITE, or the target side of a READ.
+ *
+ * <p><b>Not thread-safe</b>: owned by the engine's agent.
+ */
+final class OutOp extends ChunkPlan {
+
+    /** The local transfer (WRITE initiator); null on the target side of a READ. */
+    final Xfer xfer;
+    boolean acked;
+    int ackStatus;
+
+    OutOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize) {
+        super(xferId, addresses, lengths, regions, chunkSize);
+        this.xfer = xfer;
+    }
+}

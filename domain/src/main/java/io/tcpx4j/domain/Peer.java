@@ -1,0 +1,43 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.domain.protocol.ConnInfo;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A named peer: how to reach it, its published regions, and the connection to it.
+ *
+ * <p>Thread-safe for {@link #info}, {@link #address} and {@link #remoteRegions}; the connection and
+ * the pending queue belong to the engine's agent.
+ */
+final class Peer {
+
+    final String name;
+    volatile ConnInfo info;
+    volatile InetSocketAddress address;
+    final CopyOnWriteArrayList<MemoryDescriptor> remoteRegions = new CopyOnWriteArrayList<>();
+
+    // agent only
+    Connection conn;
+    final ArrayDeque<Object> pending = new ArrayDeque<>();
+    long incarnation;
+    long pendingSince;
+    long crossingLostAt = Long.MIN_VALUE / 2;
+
+    Peer(String name) {
+        this.name = name;
+    }
+
+    /** Whether {@code [address, address+length)} lies in one region the peer published. */
+    boolean publishes(long address, long length) {
+        for (MemoryDescriptor r : remoteRegions) {
+            if (r.contains(address, length)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,123 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferStatus;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * A posted transfer. The engine's agent ends it exactly once ({@link #succeed()} or {@link #fail});
+ * {@link #release()} from any thread marks it RELEASED and lets the agent drain it.
+ *
+ * <p>Thread-safe.
+ */
+final class Xfer implements Transfer {
+
+    final long id;
+    final long bytes;
+    private volatile TransferStatus status = TransferStatus.IN_PROGRESS;
+    private volatile TransferException error;
+    private final CompletableFuture<Transfer> done = new CompletableFuture<>();
+    private volatile boolean released;
+
+    Xfer(long id, long bytes) {
+        this.id = id;
+        this.bytes = bytes;
+    }
+
+    @Override
+    public TransferStatus status() {
+        return status;
+    }
+
+    @Override
+    public Optional<TransferException> error() {
+        return Optional.ofNullable(error);
+    }
+
+    @Override
+    public CompletionStage<Transfer> completion() {
+        return done.minimalCompletionStage();
+    }
+
+    @Override
+    public TransferStatus await(Duration timeout) throws InterruptedException {
+        try {
+            done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            // reported through status() and error()
+        } catch (TimeoutException e) {
+            return status;
+        }
+        return status;
+    }
+
+    @Override
+    public void release() {
+        released = true;
+        synchronized (this) {
+            if (status == TransferStatus.IN_PROGRESS) {
+                status = TransferStatus.RELEASED;
+                error = new TransferException(TransferException.Code.CANCELED, "released by the application");
+            }
+        }
+    }
+
+    boolean isReleased() {
+        return released;
+    }
+
+    @Override
+    public long bytes() {
+        return bytes;
+    }
+
+    /** Ends the transfer successfully (a released one ends RELEASED). Only the first end counts. */
+    void succeed() {
+        boolean wasReleased;
+        synchronized (this) {
+            if (done.isDone()) {
+                return;
+            }
+            wasReleased = status == TransferStatus.RELEASED;
+            if (!wasReleased) {
+                status = TransferStatus.DONE;
+            }
+        }
+        if (wasReleased) {
+            done.completeExceptionally(error);
+        } else {
+            done.complete(this);
+        }
+    }
+
+    /** Ends the transfer with an error (a released one stays RELEASED). Only the first end counts. */
+    void fail(TransferException e) {
+        synchronized (this) {
+            if (done.isDone()) {
+                return;
+            }
+            if (status != TransferStatus.RELEASED) {
+                status = TransferStatus.FAILED;
+                error = e;
+            }
+        }
+        done.completeExceptionally(error);
+    }
+
+    boolean isEnded() {
+        return done.isDone();
+    }
+
+    @Override
+    public String toString() {
+        return "Transfer[" + id + ", " + bytes + " bytes, " + status + "]";
+    }
+}

@@ -1,0 +1,170 @@
+package io.tcpx4j.domain.protocol;
+
+import io.tcpx4j.api.TransferException;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Frames of the control stream between two engines. On the wire each frame is {@code u32 length,
+ * u8 type, payload} (big-endian; length counts type and payload). Decoding is strict: unknown types,
+ * short or long payloads and out-of-range counts are INVALID_PARAM.
+ *
+ * <p>The data sender is the ordering authority of each direction: a {@link Write} or {@link ReadData}
+ * frame announces a chunk sequence before any of its chunks is posted.
+ */
+public sealed interface ControlFrame {
+
+    /** Version spoken in {@link Hello}. */
+    int PROTOCOL_VERSION = 1;
+    /** Largest frame accepted (type + payload). */
+    int MAX_FRAME = 16 * 1024 * 1024;
+    /** Most descriptors in one WRITE or READ. */
+    int MAX_RANGES = 1 << 20;
+    /** Largest notification message. */
+    int MAX_NOTIFICATION = 1 << 20;
+    /** Most data channels per connection. */
+    int MAX_CHANNELS = 64;
+
+    byte HELLO = 1, HELLO_OK = 2, REJECT = 3, HANDLES = 4, WRITE = 5, WRITE_ACK = 6, READ = 7, READ_DATA = 8,
+            READ_NACK = 9, NOTIF = 10, PING = 11, BYE = 12;
+
+    /** Dialer to acceptor: who I am, proof that I hold your secret, channels I want. */
+    record Hello(int version, String name, long incarnation, byte[] secret, int channels) implements ControlFrame {
+    }
+
+    /** Acceptor to dialer: accepted; the channel count both use. */
+    record HelloOk(String name, long incarnation, int channels) implements ControlFrame {
+    }
+
+    /** Refusal with a reason, then the stream closes. */
+    record Reject(int nixlStatus, String message) implements ControlFrame {
+    }
+
+    /** The sender's listener handles, one per channel, for the peer's send comms. */
+    record Handles(byte[][] handles) implements ControlFrame {
+    }
+
+    /** WRITE announcement: remote ranges (on the receiver), chunking and notification. */
+    record Write(long xfer, int chunkSize, byte[] notification, long[] addresses, long[] lengths)
+            implements ControlFrame {
+    }
+
+    /** Result of a WRITE at its target, sent after the last byte landed (or was drained). */
+    record WriteAck(long xfer, int nixlStatus) implements ControlFrame {
+    }
+
+    /** READ request: ranges on the receiver of this frame to send back. */
+    record Read(long xfer, long[] addresses, long[] lengths) implements ControlFrame {
+    }
+
+    /** READ accepted: the chunk sequence of the requested ranges follows with this chunk size. */
+    record ReadData(long xfer, int chunkSize) implements ControlFrame {
+    }
+
+    /** READ refused. */
+    record ReadNack(long xfer, int nixlStatus) implements ControlFrame {
+    }
+
+    /** A notification for the receiver's queue. */
+    record Notif(byte[] message) implements ControlFrame {
+    }
+
+    /** Keep-alive. */
+    record Ping() implements ControlFrame {
+    }
+
+    /** Graceful close. */
+    record Bye() implements ControlFrame {
+    }
+
+    /** Decodes one frame's type and payload (the length prefix already stripped). */
+    static ControlFrame decode(int type, ByteBuffer payload) {
+        Wire w = Wire.of(payload, "control frame " + type);
+        ControlFrame f = switch (type) {
+            case HELLO -> {
+                int version = w.u16();
+                String name = w.name();
+                long inc = w.i64();
+                byte[] secret = w.bytes(ConnInfo.SECRET_BYTES);
+                int ch = w.u8();
+                yield new Hello(version, name, inc, secret, ch);
+            }
+            case HELLO_OK -> new HelloOk(w.name(), w.i64(), w.u8());
+            case REJECT -> {
+                int status = w.i32();
+                int len = w.u16();
+                yield new Reject(status, new String(w.bytes(len), StandardCharsets.UTF_8));
+            }
+            case HANDLES -> {
+                int n = w.u8();
+                if (n < 1 || n > MAX_CHANNELS) {
+                    throw Wire.bad("HANDLES", n + " handles");
+                }
+                byte[][] hs = new byte[n][];
+                for (int i = 0; i < n; i++) {
+                    hs[i] = w.bytes(io.tcpx4j.domain.port.out.Listener.HANDLE_SIZE);
+                }
+                yield new Handles(hs);
+            }
+            case WRITE -> {
+                long xfer = w.i64();
+                int chunk = w.i32();
+                byte[] notif = readNotification(w);
+                int n = w.count(MAX_RANGES);
+                long[][] r = ranges(w, n);
+                yield new Write(xfer, chunk, notif, r[0], r[1]);
+            }
+            case WRITE_ACK -> new WriteAck(w.i64(), w.i32());
+            case READ -> {
+                long xfer = w.i64();
+                int n = w.count(MAX_RANGES);
+                long[][] r = ranges(w, n);
+                yield new Read(xfer, r[0], r[1]);
+            }
+            case READ_DATA -> new ReadData(w.i64(), w.i32());
+            case READ_NACK -> new ReadNack(w.i64(), w.i32());
+            case NOTIF -> {
+                int len = w.count(MAX_NOTIFICATION);
+                yield new Notif(w.bytes(len));
+            }
+            case PING -> new Ping();
+            case BYE -> new Bye();
+            default -> throw Wire.bad("control frame", "unknown type " + type);
+        };
+        w.end();
+        return f;
+    }
+
+    private static byte[] readNotification(Wire w) {
+        int has = w.u8();
+        if (has == 0) {
+            return null;
+        }
+        if (has != 1) {
+            throw Wire.bad("WRITE", "notification flag " + has);
+        }
+        return w.bytes(w.count(MAX_NOTIFICATION));
+    }
+
+    private static long[][] ranges(Wire w, int n) {
+        if ((long) n * 16 > w.remaining()) {
+            throw Wire.bad("ranges", n + " ranges in " + w.remaining() + " bytes");
+        }
+        long[] a = new long[n];
+        long[] l = new long[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = w.i64();
+            l[i] = w.i64();
+            if (l[i] < 0) {
+                throw Wire.bad("ranges", "negative length");
+            }
+        }
+        return new long[][] {a, l};
+    }
+
+    /** Status code of a TransferException as carried in frames. */
+    static int status(TransferException.Code code) {
+        return code.nixlStatus();
+    }
+}

@@ -1,0 +1,128 @@
+package io.tcpx4j.domain.protocol;
+
+import io.tcpx4j.api.TransferException;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Appends encoded control frames to a growable buffer that the connection flushes to its socket.
+ *
+ * <p><b>Not thread-safe.</b>
+ */
+public final class FrameWriter {
+
+    private ByteBuffer out = ByteBuffer.allocate(4096);
+
+    /** Bytes waiting, ready for reading (flip view); call {@link #compact()} after writing some out. */
+    public ByteBuffer pending() {
+        return out.flip();
+    }
+
+    /** Keeps what was not written yet and returns to appending. */
+    public void compact() {
+        out.compact();
+    }
+
+    public boolean isEmpty() {
+        return out.position() == 0;
+    }
+
+    public int size() {
+        return out.position();
+    }
+
+    private ByteBuffer frame(byte type, int payload) {
+        int total = 4 + 1 + payload;
+        if (1 + payload > ControlFrame.MAX_FRAME) {
+            throw new TransferException(TransferException.Code.INVALID_PARAM,
+                    "control frame of " + payload + " bytes exceeds " + ControlFrame.MAX_FRAME);
+        }
+        if (out.remaining() < total) {
+            ByteBuffer bigger = ByteBuffer.allocate(Math.max(out.capacity() * 2, out.position() + total));
+            out.flip();
+            bigger.put(out);
+            out = bigger;
+        }
+        return out.putInt(1 + payload).put(type);
+    }
+
+    public void hello(String name, long incarnation, byte[] secret, int channels) {
+        frame(ControlFrame.HELLO, 2 + Wire.nameSize(name) + 8 + ConnInfo.SECRET_BYTES + 1)
+                .putShort((short) ControlFrame.PROTOCOL_VERSION);
+        Wire.putName(out, name);
+        out.putLong(incarnation).put(secret).put((byte) channels);
+    }
+
+    public void helloOk(String name, long incarnation, int channels) {
+        frame(ControlFrame.HELLO_OK, Wire.nameSize(name) + 8 + 1);
+        Wire.putName(out, name);
+        out.putLong(incarnation).put((byte) channels);
+    }
+
+    public void reject(TransferException.Code code, String message) {
+        reject(code.nixlStatus(), message);
+    }
+
+    /** A REJECT with a raw status (positive values are protocol signals, negative ones NIXL errors). */
+    public void reject(int status, String message) {
+        byte[] m = message.getBytes(StandardCharsets.UTF_8);
+        int len = Math.min(m.length, 65535);
+        frame(ControlFrame.REJECT, 4 + 2 + len).putInt(status).putShort((short) len).put(m, 0, len);
+    }
+
+    public void handles(byte[][] handles) {
+        frame(ControlFrame.HANDLES, 1 + handles.length * io.tcpx4j.domain.port.out.Listener.HANDLE_SIZE)
+                .put((byte) handles.length);
+        for (byte[] h : handles) {
+            out.put(h);
+        }
+    }
+
+    public void write(long xfer, int chunkSize, byte[] notification, long[] addresses, long[] lengths, int n) {
+        int notifBytes = notification == null ? 1 : 1 + 4 + notification.length;
+        frame(ControlFrame.WRITE, 8 + 4 + notifBytes + 4 + 16 * n).putLong(xfer).putInt(chunkSize);
+        if (notification == null) {
+            out.put((byte) 0);
+        } else {
+            out.put((byte) 1).putInt(notification.length).put(notification);
+        }
+        putRanges(addresses, lengths, n);
+    }
+
+    public void writeAck(long xfer, int status) {
+        frame(ControlFrame.WRITE_ACK, 12).putLong(xfer).putInt(status);
+    }
+
+    public void read(long xfer, long[] addresses, long[] lengths, int n) {
+        frame(ControlFrame.READ, 8 + 4 + 16 * n).putLong(xfer);
+        putRanges(addresses, lengths, n);
+    }
+
+    public void readData(long xfer, int chunkSize) {
+        frame(ControlFrame.READ_DATA, 12).putLong(xfer).putInt(chunkSize);
+    }
+
+    public void readNack(long xfer, int status) {
+        frame(ControlFrame.READ_NACK, 12).putLong(xfer).putInt(status);
+    }
+
+    public void notif(byte[] message) {
+        frame(ControlFrame.NOTIF, 4 + message.length).putInt(message.length).put(message);
+    }
+
+    public void ping() {
+        frame(ControlFrame.PING, 0);
+    }
+
+    public void bye() {
+        frame(ControlFrame.BYE, 0);
+    }
+
+    private void putRanges(long[] addresses, long[] lengths, int n) {
+        out.putInt(n);
+        for (int i = 0; i < n; i++) {
+            out.putLong(addresses[i]).putLong(lengths[i]);
+        }
+    }
+}
