@@ -241,18 +241,28 @@ abstract class NixlBackendContract {
         assertThat(a.checkXfer(h)).isEqualTo(NixlStatus.ERR_NOT_FOUND);
         assertThat(a.releaseReqH(h)).isEqualTo(NixlStatus.ERR_NOT_FOUND);
 
-        // a released transfer may or may not have delivered its notification, never twice;
-        // the next transfer on the same memory works and notifies exactly once
-        sleep(100);
-        List<Notification> early = drain(b);
-        assertThat(early.size()).isLessThanOrEqualTo(1);
+        // the released post may still deliver its notification (its data may already be in flight
+        // and drains), but at most once; the next transfer on the same memory works and notifies once
         int small = 1 << 16;
         fill(src.addr, small, 66);
         long h2 = prep(a, NixlBackend.OP_WRITE, src, 0, dst, rmd, 0, small, "B");
         a.postXfer(h2, "after".getBytes(StandardCharsets.UTF_8));
         assertThat(awaitXfer(a, h2)).isEqualTo(NixlStatus.SUCCESS);
+        List<String> got = new ArrayList<>();
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (!got.contains("after") && System.nanoTime() < deadline) {
+            drain(b).forEach(x -> got.add(x.agent() + ":" + new String(x.message(), StandardCharsets.UTF_8)));
+            sleep(1);
+        }
+        sleep(200);
+        drain(b).forEach(x -> got.add(x.agent() + ":" + new String(x.message(), StandardCharsets.UTF_8)));
+        assertThat(got).filteredOn("A:after"::equals).hasSize(1);
+        assertThat(got).filteredOn("A:never"::equals).hasSizeLessThanOrEqualTo(1);
+        assertThat(got).allMatch(x -> x.equals("A:after") || x.equals("A:never"));
+        // the bytes of the later transfer are in place (the released one wrote the same region: it
+        // finished or was cut before "after" was sent, as the ordered stream guarantees)
+        fill(src.addr, small, 66);
         assertSameBytes(src, dst, new int[] {small});
-        assertThat(awaitNotifs(b, 1)).containsExactly(new Notification("A", "after".getBytes(StandardCharsets.UTF_8)));
     }
 
     @Test
