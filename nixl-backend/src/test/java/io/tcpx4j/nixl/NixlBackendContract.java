@@ -250,7 +250,7 @@ abstract class NixlBackendContract {
         assertThat(awaitXfer(a, h2)).isEqualTo(NixlStatus.SUCCESS);
         List<String> got = new ArrayList<>();
         long deadline = System.nanoTime() + 20_000_000_000L;
-        while (!got.contains("after") && System.nanoTime() < deadline) {
+        while (!got.contains("A:after") && System.nanoTime() < deadline) {
             drain(b).forEach(x -> got.add(x.agent() + ":" + new String(x.message(), StandardCharsets.UTF_8)));
             sleep(1);
         }
