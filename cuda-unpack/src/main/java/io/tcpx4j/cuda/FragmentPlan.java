@@ -1,5 +1,7 @@
 package io.tcpx4j.cuda;
 
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 
 import java.util.ArrayList;
@@ -35,6 +37,11 @@ record FragmentPlan(List<Receive> receives, long bounceBytes, long destinationBy
      * {@code 4096 / fragmentBytes} of them, pages permuted, destinations contiguous.
      */
     static FragmentPlan uniform(long totalBytes, int fragmentBytes, Random random) {
+        return uniform(totalBytes, fragmentBytes, NetRequest.MAX_FRAGMENTS, random);
+    }
+
+    /** As {@link #uniform(long, int, Random)}, with at most {@code perReceive} fragments per receive. */
+    static FragmentPlan uniform(long totalBytes, int fragmentBytes, int perReceive, Random random) {
         if (PAGE % fragmentBytes != 0) {
             throw new IllegalArgumentException("fragment size " + fragmentBytes + " must divide " + PAGE);
         }
@@ -44,7 +51,7 @@ record FragmentPlan(List<Receive> receives, long bounceBytes, long destinationBy
         for (int i = 0; i < count; i++) {
             frags.add(new long[] {(long) slots[i] * fragmentBytes, fragmentBytes, (long) i * fragmentBytes});
         }
-        return group(frags, (long) count * fragmentBytes, (long) count * fragmentBytes);
+        return group(frags, (long) count * fragmentBytes, (long) count * fragmentBytes, perReceive);
     }
 
     /**
@@ -69,15 +76,86 @@ record FragmentPlan(List<Receive> receives, long bounceBytes, long destinationBy
             frags.add(new long[] {src, len, dst});
             dst += len;
         }
-        return group(frags, (long) sizes.size() * PAGE, sum);
+        return group(frags, (long) sizes.size() * PAGE, sum, NetRequest.MAX_FRAGMENTS);
     }
 
-    /** Splits fragments with destinations in ascending order into receives of at most 2048. */
-    private static FragmentPlan group(List<long[]> frags, long bounceBytes, long destinationBytes) {
+    /** Fragments in all receives. */
+    int fragmentCount() {
+        return receives.stream().mapToInt(r -> r.fragments().length).sum();
+    }
+
+    /** The plan's receives as completed requests over {@code bounce}; fragment tables in host memory. */
+    Tables tables(long bounce, MemoryKind bounceKind) {
+        return new Tables(this, bounce, bounceKind);
+    }
+
+    /** Fragment tables for every receive of a plan, freed by {@link #close()}. <b>Not thread-safe.</b> */
+    static final class Tables implements AutoCloseable {
+        private final List<NetRequest> requests = new ArrayList<>();
+        private final long memory;
+
+        Tables(FragmentPlan plan, long bounce, MemoryKind bounceKind) {
+            long total = 0;
+            for (Receive r : plan.receives()) {
+                total += (long) r.fragments().length * NetRequest.FRAGMENT_BYTES;
+            }
+            memory = NativeMemory.allocate(Math.max(16, total), 64);
+            long at = memory;
+            for (Receive r : plan.receives()) {
+                long table = at;
+                for (long[] f : r.fragments()) {
+                    NativeMemory.putInt(at, (int) f[0]);
+                    NativeMemory.putInt(at + 4, (int) f[1]);
+                    NativeMemory.putLong(at + 8, f[2]);
+                    at += NetRequest.FRAGMENT_BYTES;
+                }
+                int count = r.fragments().length;
+                int size = r.size();
+                requests.add(new NetRequest() {
+                    @Override
+                    public int size() {
+                        return size;
+                    }
+
+                    @Override
+                    public int fragmentCount() {
+                        return count;
+                    }
+
+                    @Override
+                    public long fragmentsAddress() {
+                        return table;
+                    }
+
+                    @Override
+                    public long bounceBase() {
+                        return bounce;
+                    }
+
+                    @Override
+                    public MemoryKind bounceKind() {
+                        return bounceKind;
+                    }
+                });
+            }
+        }
+
+        List<NetRequest> requests() {
+            return requests;
+        }
+
+        @Override
+        public void close() {
+            NativeMemory.free(memory);
+        }
+    }
+
+    /** Splits fragments with destinations in ascending order into receives of at most {@code perReceive}. */
+    private static FragmentPlan group(List<long[]> frags, long bounceBytes, long destinationBytes, int perReceive) {
         List<Receive> receives = new ArrayList<>();
         long payload = 0;
-        for (int first = 0; first < frags.size(); first += NetRequest.MAX_FRAGMENTS) {
-            int last = Math.min(frags.size(), first + NetRequest.MAX_FRAGMENTS);
+        for (int first = 0; first < frags.size(); first += perReceive) {
+            int last = Math.min(frags.size(), first + perReceive);
             long base = frags.get(first)[2];
             long end = 0;
             long[][] table = new long[last - first][];

@@ -33,6 +33,22 @@ class CudaUnpackModuleTest {
     }
 
     @Test
+    @GpuTest
+    void providesOneMemoryAndAWorkingUnpackerOnAGpu() {
+        Injector injector = Guice.createInjector(new CudaUnpackModule(0));
+        CudaDeviceMemory memory = injector.getInstance(CudaDeviceMemory.class);
+        try {
+            assertThat(injector.getInstance(DeviceMemory.class)).isSameAs(memory);
+            Unpacker unpacker = injector.getInstance(Unpacker.class);
+            assertThat(unpacker).isInstanceOf(CudaUnpacker.class).isSameAs(injector.getInstance(Unpacker.class));
+            assertThat(unpacker.submit()).as("empty batch").isZero();
+            unpacker.close();
+        } finally {
+            memory.close();
+        }
+    }
+
+    @Test
     void rejectsNegativeOrdinals() {
         assertThatThrownBy(() -> new CudaUnpackModule(-1)).isInstanceOf(IllegalArgumentException.class);
     }
