@@ -119,7 +119,8 @@ final class Contexts implements AutoCloseable {
                     CudaCheck.check(cuStreamSynchronize(streams[d]), "cuStreamSynchronize");
                     CudaCheck.check(cuStreamDestroy(streams[d]), "cuStreamDestroy");
                 }
-                CudaCheck.check(cuCtxSetCurrent(null), "cuCtxSetCurrent");
+                // Unbind before releasing: the last release destroys the context.
+                CudaCheck.check(cuCtxSetCurrent(new CUcontext()), "cuCtxSetCurrent");
                 CudaCheck.check(cuDevicePrimaryCtxRelease(devices[d]), "cuDevicePrimaryCtxRelease");
             } catch (TransferException e) {
                 if (failure == null) {

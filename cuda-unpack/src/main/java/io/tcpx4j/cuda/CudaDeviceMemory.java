@@ -116,10 +116,10 @@ public final class CudaDeviceMemory implements DeviceMemory {
     /** Whether a GPU can address the host memory at {@code address} (pinned and mapped). */
     boolean isDeviceMappedHost(long address) {
         contexts.makeCurrent(0);
-        Addresses.DevicePointer devicePointer = new Addresses.DevicePointer();
+        long[] devicePointer = {0};
         int result = cuPointerGetAttribute(Pointer.to(devicePointer), CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
                 Addresses.device(address));
-        return result == CUresult.CUDA_SUCCESS && devicePointer.address() == address;
+        return result == CUresult.CUDA_SUCCESS && devicePointer[0] == address;
     }
 
     @Override
@@ -170,6 +170,11 @@ public final class CudaDeviceMemory implements DeviceMemory {
     public MemoryDescriptor allocatePinned(long size) {
         if (size <= 0) {
             throw new TransferException(TransferException.Code.INVALID_PARAM, "allocation of " + size + " bytes");
+        }
+        if (roundUp(size) > Integer.MAX_VALUE) {
+            // JCuda wraps every cuMemHostAlloc result in a direct ByteBuffer, whose capacity is an int.
+            throw new TransferException(TransferException.Code.NOT_SUPPORTED,
+                    "pinned buffers are limited to 2 GiB - 1 (JCuda); asked for " + size);
         }
         contexts.makeCurrent(0);
         Addresses.HostPointer p = new Addresses.HostPointer();

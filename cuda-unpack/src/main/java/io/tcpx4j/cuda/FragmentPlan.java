@@ -37,16 +37,26 @@ record FragmentPlan(List<Receive> receives, long bounceBytes, long destinationBy
      * {@code 4096 / fragmentBytes} of them, pages permuted, destinations contiguous.
      */
     static FragmentPlan uniform(long totalBytes, int fragmentBytes, Random random) {
-        return uniform(totalBytes, fragmentBytes, NetRequest.MAX_FRAGMENTS, random);
+        return uniform(totalBytes, fragmentBytes, NetRequest.MAX_FRAGMENTS, Integer.MAX_VALUE, random);
     }
 
-    /** As {@link #uniform(long, int, Random)}, with at most {@code perReceive} fragments per receive. */
-    static FragmentPlan uniform(long totalBytes, int fragmentBytes, int perReceive, Random random) {
+    /**
+     * As {@link #uniform(long, int, Random)}, with at most {@code perReceive} fragments per receive
+     * and bounce slots permuted only within windows of {@code window} slots (1: in order).
+     */
+    static FragmentPlan uniform(long totalBytes, int fragmentBytes, int perReceive, int window, Random random) {
         if (PAGE % fragmentBytes != 0) {
             throw new IllegalArgumentException("fragment size " + fragmentBytes + " must divide " + PAGE);
         }
         int count = (int) (totalBytes / fragmentBytes);
-        int[] slots = permutation(count, random);
+        int[] slots = new int[count];
+        for (int first = 0; first < count; first += window) {
+            int n = Math.min(window, count - first);
+            int[] p = permutation(n, random);
+            for (int i = 0; i < n; i++) {
+                slots[first + i] = first + p[i];
+            }
+        }
         List<long[]> frags = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             frags.add(new long[] {(long) slots[i] * fragmentBytes, fragmentBytes, (long) i * fragmentBytes});

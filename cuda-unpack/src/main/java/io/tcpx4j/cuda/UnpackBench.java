@@ -82,8 +82,17 @@ public final class UnpackBench {
                     + "host µs per launch | host ns per fragment |");
             bench.line("|---|---|---|---|---|---|---|---|---|");
             long bytes = mib << 20;
-            bench.run("4 KiB", FragmentPlan.uniform(bytes, 4096, new Random(1)), variants);
-            bench.run("1 KiB", FragmentPlan.uniform(bytes, 1024, new Random(2)), variants);
+            int all = NetRequest.MAX_FRAGMENTS;
+            // Bounce slots in order, shuffled within 2 MiB (one large GPU page), shuffled across all.
+            for (int size : new int[] {4096, 1024}) {
+                String name = size / 1024 + " KiB";
+                int perTwoMiB = (2 << 20) / size;
+                bench.run(name + " in order", FragmentPlan.uniform(bytes, size, all, 1, new Random(1)), variants);
+                bench.run(name + " shuffled in 2 MiB", FragmentPlan.uniform(bytes, size, all, perTwoMiB, new Random(2)),
+                        variants);
+                bench.run(name + " shuffled", FragmentPlan.uniform(bytes, size, all, Integer.MAX_VALUE, new Random(3)),
+                        variants);
+            }
             bench.run("TCP-like 1..4096 B", FragmentPlan.tcpLike(bytes, new Random(3)), variants);
             bench.line("");
             bench.typicalBatches(variants);
@@ -122,7 +131,7 @@ public final class UnpackBench {
      * KiB), add + submit on the host, then poll until done.
      */
     private void typicalBatches(List<String[]> variants) {
-        FragmentPlan plan = FragmentPlan.uniform(8 << 20, 4096, 128, new Random(4));
+        FragmentPlan plan = FragmentPlan.uniform(8 << 20, 4096, 128, Integer.MAX_VALUE, new Random(4));
         Case c = new Case(plan);
         try {
             line("| batch: 16 receives x 128 x 4 KiB (8 MiB) | kernel | host add+submit µs | submit-to-done µs |");

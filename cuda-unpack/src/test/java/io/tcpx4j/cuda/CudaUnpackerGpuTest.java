@@ -61,7 +61,11 @@ class CudaUnpackerGpuTest {
                 deviceRecords, null);
         try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings)) {
             for (int round = 0; round < 6; round++) {
-                check(unpacker, adversarial(random), bounce, destination);
+                check(unpacker, adversarial(random, Integer.MAX_VALUE), bounce, destination);
+            }
+            // Short fragments only: the kernel splits warps into teams of 4, 8 or 16 lanes.
+            for (int longest : new int[] {16, 100, 512, 1024, 2048}) {
+                check(unpacker, adversarial(random, longest), bounce, destination);
             }
             check(unpacker, FragmentPlan.tcpLike(12 << 20, random), bounce, destination);
             check(unpacker, FragmentPlan.uniform(8 << 20, 4096, random), bounce, destination);
@@ -286,7 +290,7 @@ class CudaUnpackerGpuTest {
      * Nasty lists: lengths from 1 byte to several work-list pieces, sources anywhere (unaligned,
      * overlapping reads), destinations packed with poisoned gaps in random order within a receive.
      */
-    static FragmentPlan adversarial(Random random) {
+    static FragmentPlan adversarial(Random random, int longest) {
         int receives = 1 + random.nextInt(6);
         long bounceBytes = 8 << 20;
         List<long[]> frags = new ArrayList<>();
@@ -303,6 +307,7 @@ class CudaUnpackerGpuTest {
                     case 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 -> 1 + random.nextInt(16);
                     default -> 1 + random.nextInt(random.nextBoolean() ? 256 : 4096);
                 };
+                len = Math.min(len, longest);
                 long src = random.nextInt((int) (bounceBytes - len));
                 dst += random.nextInt(4);
                 frags.add(new long[] {src, len, dst - base});

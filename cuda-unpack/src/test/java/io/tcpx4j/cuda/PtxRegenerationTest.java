@@ -33,6 +33,7 @@ class PtxRegenerationTest {
     void shippedPtxIsTheRegeneratedOne(@TempDir Path tmp) throws Exception {
         Optional<Path> nvcc = findNvcc();
         assumeTrue(nvcc.isPresent(), "nvcc not found (PATH, NVCC, /usr/local/cuda/bin): cannot regenerate");
+        assumeTrue(Files.isRegularFile(SCRIPT) && Files.isRegularFile(SHIPPED), "sources not found under " + MODULE);
         String shipped = Files.readString(SHIPPED, StandardCharsets.US_ASCII);
         String release = release(run(List.of(nvcc.get().toString(), "--version"), tmp).output);
         assumeTrue(shipped.contains("Cuda compilation tools, " + release + ","),
