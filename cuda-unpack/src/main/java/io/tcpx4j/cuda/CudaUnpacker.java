@@ -105,6 +105,7 @@ public final class CudaUnpacker implements Unpacker {
     private boolean cpuWork;
     private long checkedHost;
     private long launches;
+    private Slot lastLaunched;
     private boolean closed;
 
     /** An unpacker on GPU {@code device} with {@link Settings#DEFAULT}. */
@@ -145,10 +146,13 @@ public final class CudaUnpacker implements Unpacker {
         if (request.bounceKind() == MemoryKind.DRAM) {
             requireMapped(request.bounceBase(), "bounce area");
         }
-        WorkList.validate(request);
         if (open == null) {
             open = acquire();
         }
+        if (open.list.appendIfFits(request, destination)) {
+            return;
+        }
+        WorkList.validate(request);
         WorkList last = open.list.append(request, destination, overflow);
         if (last != open.list) {
             throw new IllegalStateException("work list switched without flush");
@@ -202,6 +206,24 @@ public final class CudaUnpacker implements Unpacker {
 
     CUstream stream() {
         return stream;
+    }
+
+    /**
+     * For UnpackBench: launches the most recent work list again {@code times} times, back to back
+     * on the stream, with no ticket (its records and data must still be valid: call it only after
+     * the batch completed and before the next add).
+     */
+    void replayLast(int times) {
+        requireOpen();
+        if (lastLaunched == null) {
+            throw new IllegalStateException("nothing launched yet");
+        }
+        contexts.makeCurrent(device);
+        int n = lastLaunched.count[0];
+        for (int i = 0; i < times; i++) {
+            CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
+                    lastLaunched.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
+        }
     }
 
     /** Work lists allocated so far. */
@@ -261,6 +283,7 @@ public final class CudaUnpacker implements Unpacker {
         CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
                 slot.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
         launches++;
+        lastLaunched = slot;
         batch.add(slot);
     }
 

@@ -38,11 +38,16 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * 4096 bytes at random page offsets, packed in the destination: unrelated alignments). Bounce and
  * destination are VRAM; each case copies about {@code --mib} MiB. GPU time is measured with events
  * around the launch (the host has finished building the work list by then); the host's cost (validate
- * plus work list plus launch) is measured separately with the wall clock. Medians of {@code --iters}
+ * plus work list plus launch) is measured separately with the wall clock. The kernel is also timed
+ * relaunched 10 times back to back, like the copies it is compared with: an isolated launch after
+ * ~1 ms of host work finds the GPU idle and its clocks down. Medians of {@code --iters}
  * after {@code --warmup}. Every kernel variant is first checked against the CPU reference on a
  * poisoned destination.
  */
 public final class UnpackBench {
+
+    /** Launches (or copies) per timed interval in the back-to-back measurements. */
+    private static final int REPEAT = 10;
 
     private final CudaDeviceMemory memory;
     private final int iters;
@@ -78,9 +83,9 @@ public final class UnpackBench {
             bench.line("UnpackBench " + Instant.now() + ", CUDA driver " + Cuda.driverVersion() + ", " + mib
                     + " MiB per case, median of " + iters + " after " + warmup + " warm-up");
             bench.line("");
-            bench.line("| case | fragments | kernel | records | memcpy D2D GB/s | unpack GB/s | unpack/memcpy | "
-                    + "host µs per launch | host ns per fragment |");
-            bench.line("|---|---|---|---|---|---|---|---|---|");
+            bench.line("| case | fragments | kernel | records | memcpy D2D GB/s | unpack GB/s, back to back | ratio | "
+                    + "unpack GB/s, one launch after host work | ratio | host µs per launch | host ns per fragment |");
+            bench.line("|---|---|---|---|---|---|---|---|---|---|---|");
             long bytes = mib << 20;
             int all = NetRequest.MAX_FRAGMENTS;
             // Bounce slots in order, shuffled within 2 MiB (one large GPU page), shuffled across all.
@@ -115,9 +120,9 @@ public final class UnpackBench {
                         c.verify(u);
                         double[] r = c.unpack(u);
                         String kernel = v[0] + " (" + u.kernelRegisters() + " regs, " + u.maxBlocks() + " blocks)";
-                        line(String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.1f |", name,
-                                plan.fragmentCount(), kernel, deviceRecords ? "VRAM copy" : "host-mapped", memcpy, r[0],
-                                r[0] / memcpy, r[1], r[1] * 1000 / plan.fragmentCount()));
+                        line(String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.1f |", name,
+                                plan.fragmentCount(), kernel, deviceRecords ? "VRAM copy" : "host-mapped", memcpy, r[2],
+                                r[2] / memcpy, r[0], r[0] / memcpy, r[1], r[1] * 1000 / plan.fragmentCount()));
                     }
                 }
             }
@@ -267,10 +272,22 @@ public final class UnpackBench {
                     hostMicros[i - warmup] = ((t1 - t0) + (t3 - t2)) / 1e3;
                 }
             }
-            return new double[] {median(gbps), median(hostMicros)};
+            // The same launch again and again with no host work in between: the GPU stays busy (and
+            // at its clocks), as when receives arrive faster than one batch takes.
+            double[] replay = new double[iters];
+            for (int i = 0; i < warmup + iters; i++) {
+                CudaCheck.check(cuEventRecord(start, stream), "cuEventRecord");
+                u.replayLast(REPEAT);
+                CudaCheck.check(cuEventRecord(stop, stream), "cuEventRecord");
+                CudaCheck.check(cuEventSynchronize(stop), "cuEventSynchronize");
+                if (i >= warmup) {
+                    replay[i - warmup] = REPEAT * plan.payloadBytes() / (elapsedMillis() * 1e6);
+                }
+            }
+            return new double[] {median(gbps), median(hostMicros), median(replay)};
         }
 
-        /** Median GB/s of one contiguous device-to-device copy of the same payload. */
+        /** Median GB/s of contiguous device-to-device copies of the same payload, back to back. */
         double memcpyGbps() {
             memory.contexts().makeCurrent(0);
             CUstream stream = memory.contexts().stream(0);
@@ -278,12 +295,14 @@ public final class UnpackBench {
             long n = plan.payloadBytes();
             for (int i = 0; i < warmup + iters; i++) {
                 CudaCheck.check(cuEventRecord(start, stream), "cuEventRecord");
-                CudaCheck.check(cuMemcpyAsync(Addresses.device(dst.address()), Addresses.device(bounce.address()), n,
-                        stream), "cuMemcpyAsync");
+                for (int k = 0; k < REPEAT; k++) {
+                    CudaCheck.check(cuMemcpyAsync(Addresses.device(dst.address()), Addresses.device(bounce.address()), n,
+                            stream), "cuMemcpyAsync");
+                }
                 CudaCheck.check(cuEventRecord(stop, stream), "cuEventRecord");
                 CudaCheck.check(cuEventSynchronize(stop), "cuEventSynchronize");
                 if (i >= warmup) {
-                    gbps[i - warmup] = n / (elapsedMillis() * 1e6);
+                    gbps[i - warmup] = REPEAT * n / (elapsedMillis() * 1e6);
                 }
             }
             return median(gbps);

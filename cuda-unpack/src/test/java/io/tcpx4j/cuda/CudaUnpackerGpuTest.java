@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -57,9 +58,8 @@ class CudaUnpackerGpuTest {
     @ParameterizedTest(name = "bounce {0}, destination {1}, records in VRAM {2}")
     @CsvSource({"VRAM, VRAM, false", "DRAM, VRAM, false", "VRAM, DRAM, false", "VRAM, VRAM, true"})
     void randomFragmentListsMatchTheCpuReference(MemoryKind bounce, MemoryKind destination, boolean deviceRecords) {
-        CudaUnpacker.Settings settings = new CudaUnpacker.Settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(),
-                deviceRecords, null);
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings)) {
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0,
+                settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(), deviceRecords))) {
             for (int round = 0; round < 6; round++) {
                 check(unpacker, adversarial(random, Integer.MAX_VALUE), bounce, destination);
             }
@@ -91,14 +91,14 @@ class CudaUnpackerGpuTest {
                 }
             }
         }
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0)) {
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
             check(unpacker, plan(frags, src + 64, dst + 64), MemoryKind.VRAM, MemoryKind.VRAM);
         }
     }
 
     @Test
     void oneBatchOverflowingItsWorkListLaunchesSeveralKernelsBehindOneTicket() {
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, new CudaUnpacker.Settings(100, false, null))) {
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings(100, false))) {
             FragmentPlan plan = FragmentPlan.tcpLike(4 << 20, random);
             check(unpacker, plan, MemoryKind.VRAM, MemoryKind.VRAM);
             assertThat(unpacker.launches()).isGreaterThan(plan.receives().get(0).fragments().length / 100);
@@ -107,7 +107,7 @@ class CudaUnpackerGpuTest {
 
     @Test
     void workListsAreReusedOnceTheirLaunchFinished() throws InterruptedException {
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0)) {
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
             for (int i = 0; i < 20; i++) {
                 check(unpacker, FragmentPlan.uniform(1 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
             }
@@ -121,7 +121,7 @@ class CudaUnpackerGpuTest {
     void theTicketGatesOnTheKernel() throws InterruptedException {
         MemoryDescriptor flag = memory.allocatePinned(4096);
         NativeMemory.putInt(flag.address(), 0);
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0)) {
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
             int result = cuStreamWaitValue32(unpacker.stream(), Addresses.device(flag.address()), 1, 0 /* GEQ */);
             assumeTrue(result == CUresult.CUDA_SUCCESS, "stream memory operations unsupported: " + CUresult.stringFor(result));
             Buffers b = new Buffers(FragmentPlan.uniform(4 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
@@ -147,7 +147,7 @@ class CudaUnpackerGpuTest {
     @Test
     void hostToHostRunsOnTheCpuAndIsDoneAtOnce() {
         FragmentPlan plan = FragmentPlan.tcpLike(1 << 20, random);
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0)) {
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
             Buffers b = new Buffers(plan, MemoryKind.DRAM, MemoryKind.DRAM);
             try {
                 long ticket = b.submit(unpacker);
@@ -164,7 +164,7 @@ class CudaUnpackerGpuTest {
     void refusesHostMemoryTheGpuCannotReachAndBadTablesWhole() {
         MemoryDescriptor bounce = memory.allocate(MemoryKind.VRAM, 1 << 20, 0);
         long plain = NativeMemory.allocate(1 << 20, 4096);
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0);
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings());
              HostRequest ok = new HostRequest(4096, new long[][] {{0, 4096, 0}}, bounce.address(), MemoryKind.VRAM);
              HostRequest bad = new HostRequest(4096, new long[][] {{0, 4096, 0}, {0, 1, 4096}}, bounce.address(),
                      MemoryKind.VRAM)) {
@@ -176,6 +176,19 @@ class CudaUnpackerGpuTest {
             memory.free(bounce);
             NativeMemory.free(plain);
         }
+    }
+
+    /**
+     * Settings for the unpacker under test; {@code -Dtcpx4j.test.ptx=file.ptx} runs the suite
+     * against another build of the kernel (how the benchmark's variants are checked).
+     */
+    private static CudaUnpacker.Settings settings() {
+        return settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(), false);
+    }
+
+    private static CudaUnpacker.Settings settings(int records, boolean deviceRecords) {
+        String ptx = System.getProperty("tcpx4j.test.ptx");
+        return new CudaUnpacker.Settings(records, deviceRecords, ptx == null || ptx.isEmpty() ? null : Path.of(ptx));
     }
 
     private void check(CudaUnpacker unpacker, FragmentPlan plan, MemoryKind bounce, MemoryKind destination) {

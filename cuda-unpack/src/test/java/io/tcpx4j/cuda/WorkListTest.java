@@ -87,6 +87,27 @@ class WorkListTest {
         }
     }
 
+    @Test
+    void onePassAppendLeavesTheListUntouchedWhenItCannot() {
+        long mem = NativeMemory.allocate(WorkList.bytesFor(5), 16);
+        try (HostRequest three = new HostRequest(30, new long[][] {{0, 10, 0}, {0, 10, 10}, {0, 10, 20}}, 0, MemoryKind.VRAM);
+             HostRequest bad = new HostRequest(30, new long[][] {{0, 10, 0}, {0, 10, 25}}, 0, MemoryKind.VRAM);
+             HostRequest split = new HostRequest(3 * WorkList.MAX_PIECE, new long[][] {{0, 3 * WorkList.MAX_PIECE, 0}}, 0,
+                     MemoryKind.VRAM)) {
+            WorkList list = new WorkList(mem, 5);
+            assertThat(list.appendIfFits(three, 1000)).isTrue();
+            assertThat(list.size()).isEqualTo(3);
+            assertThatThrownBy(() -> list.appendIfFits(bad, 1000)).hasMessageContaining("fragment 1");
+            assertThat(list.size()).as("rolled back").isEqualTo(3);
+            assertThat(list.appendIfFits(split, 1000)).as("needs three records, two left").isFalse();
+            assertThat(list.size()).isEqualTo(3);
+            assertThat(list.appendIfFits(three, 2000)).as("needs three records").isFalse();
+            assertThat(list.dstAt(2)).isEqualTo(1020);
+        } finally {
+            NativeMemory.free(mem);
+        }
+    }
+
     /** Executing the records on the host must give exactly what the CPU reference unpacker gives. */
     @Test
     void recordsReproduceTheCpuReference() {
