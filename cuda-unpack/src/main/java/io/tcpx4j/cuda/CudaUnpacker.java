@@ -31,10 +31,11 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * {@link #isDone} polls.
  *
  * <p>Per receive, the CPU validates the fragment table (as {@link CpuUnpacker} does) and appends one
- * record per fragment, with absolute addresses, to a work list in pinned host memory mapped for the
- * GPU, which the kernel reads in place. Work lists are reused once the launch that read them
- * finished; a batch that finds none free gets a new one, so {@code add} and {@code submit} never
- * wait for the GPU.
+ * record per fragment, with absolute addresses, to a work list in pinned host memory; at launch the
+ * list is copied to device memory on the unpacker's stream (or, with
+ * {@link Settings#recordsInDeviceMemory()} off, read by the kernel in place). Work lists are
+ * reused once the launch that read them finished; a batch that finds none free gets a new one, so
+ * {@code add} and {@code submit} never wait for the GPU.
  *
  * <p>Kinds: host destinations with host bounce pages are copied by the CPU at once
  * ({@link CpuUnpacker#unpack}); everything else runs on the GPU, which reaches host memory only when
@@ -52,13 +53,16 @@ public final class CudaUnpacker implements Unpacker {
      * @param recordsPerLaunch      records one work list holds: a launch covers at most this many
      *                              fragments (pieces of at most 64 KiB); 16 full TCPX receives of
      *                              2048 pages by default
-     * @param recordsInDeviceMemory copy each work list to device memory before the launch instead of
-     *                              letting the kernel read it across PCIe (measured slower, kept to
-     *                              measure again)
+     * @param recordsInDeviceMemory copy each work list to device memory (three small async copies on
+     *                              the unpacker's stream) before the launch, instead of letting the
+     *                              kernel read it from pinned host memory across PCIe. On by default:
+     *                              measured faster on an H200 in every case (docs/PERFORMANCE.md),
+     *                              because the kernel's per-lane record fetches are strided and cost
+     *                              one PCIe read each
      * @param ptx                   a PTX file to load instead of the shipped kernel, or null
      */
     public record Settings(int recordsPerLaunch, boolean recordsInDeviceMemory, Path ptx) {
-        public static final Settings DEFAULT = new Settings(16 * NetRequest.MAX_FRAGMENTS, false, null);
+        public static final Settings DEFAULT = new Settings(16 * NetRequest.MAX_FRAGMENTS, true, null);
 
         public Settings {
             if (recordsPerLaunch < 1 || WorkList.bytesFor(recordsPerLaunch) > Integer.MAX_VALUE) {
@@ -273,11 +277,9 @@ public final class CudaUnpacker implements Unpacker {
         if (slot.device != null) {
             // The three arrays sit at fixed offsets of a full-capacity table: copy the used parts.
             long cap = slot.list.capacity();
-            long[][] parts = {{0, 8L * n}, {8 * cap, 8L * n}, {16 * cap, 4L * n}};
-            for (long[] p : parts) {
-                CudaCheck.check(cuMemcpyAsync(Addresses.device(slot.device.address() + p[0]),
-                        Addresses.device(slot.host.address() + p[0]), p[1], stream), "cuMemcpyAsync(work list)");
-            }
+            upload(slot, 0, 8L * n);
+            upload(slot, 8 * cap, 8L * n);
+            upload(slot, 16 * cap, 4L * n);
         }
         slot.count[0] = n;
         CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
@@ -285,6 +287,11 @@ public final class CudaUnpacker implements Unpacker {
         launches++;
         lastLaunched = slot;
         batch.add(slot);
+    }
+
+    private void upload(Slot slot, long offset, long bytes) {
+        CudaCheck.check(cuMemcpyAsync(Addresses.device(slot.device.address() + offset),
+                Addresses.device(slot.host.address() + offset), bytes, stream), "cuMemcpyAsync(work list)");
     }
 
     /** The least recently used work list if its launch finished, else a new one. */
