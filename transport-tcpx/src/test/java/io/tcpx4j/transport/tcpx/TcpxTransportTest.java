@@ -275,6 +275,16 @@ class TcpxTransportTest {
             }
         }).isInstanceOf(TransferException.class).satisfies(e -> assertThat(((TransferException) e).code())
                 .isIn(TransferException.Code.REMOTE_DISCONNECT));
+        // The plugin answers ncclInternalError to a post on the broken comm (TCPX would even hand out
+        // requests that never complete); with requests outstanding that must not read as BUSY.
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> transport.irecv(pair.recv(), dst, 4096, 0, rm)).as("posting on a failed comm")
+                    .isInstanceOfSatisfying(TransferException.class,
+                            e -> assertThat(e.code()).isEqualTo(TransferException.Code.REMOTE_DISCONNECT));
+        }
+        assertThatThrownBy(() -> transport.test(lost)).as("testing the failed request again")
+                .isInstanceOfSatisfying(TransferException.class,
+                        e -> assertThat(e.code()).isEqualTo(TransferException.Code.REMOTE_DISCONNECT));
     }
 
     @Test
