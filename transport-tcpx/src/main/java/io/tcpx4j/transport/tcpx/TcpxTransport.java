@@ -98,7 +98,10 @@ public final class TcpxTransport implements NetTransport {
         if (!devices.isEmpty() && devices.get(0).supports(PtrType.CUDA)) {
             caps.add(Capability.CUDA_MEMORY);
         }
-        if (!devices.isEmpty() && devices.get(0).netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK) {
+        // Only receives into CUDA memory land in bounce pages: a host-only build (TCPX's HOST_PTR_ONLY)
+        // still reports the UNPACK device type, but every receive it makes lands in place.
+        if (caps.contains(Capability.CUDA_MEMORY)
+                && devices.get(0).netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK) {
             caps.add(Capability.DEVMEM_RECEIVE);
         }
         this.capabilities = Set.copyOf(caps);

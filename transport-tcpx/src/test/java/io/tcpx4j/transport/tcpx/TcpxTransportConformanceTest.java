@@ -2,6 +2,7 @@ package io.tcpx4j.transport.tcpx;
 
 import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.port.out.DeviceProperties;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.Unpacker;
@@ -91,6 +92,26 @@ class TcpxTransportConformanceTest {
         @Test
         void declaresCudaMemoryOnly() {
             assertThat(a.capabilities()).containsExactly(Capability.CUDA_MEMORY);
+        }
+    }
+
+    /**
+     * A host-memory-only v7 plugin, as TCPX built with HOST_PTR_ONLY: it still reports the UNPACK device
+     * type and gives device handles, but takes no CUDA memory, so nothing can land in bounce pages. The
+     * adapter declares nothing; the TCK checks NOT_SUPPORTED for CUDA registrations and fault injection.
+     */
+    @Nested
+    class V7HostOnly extends OverTestPeer {
+
+        @Override
+        String peer() {
+            return "v7-hostonly";
+        }
+
+        @Test
+        void declaresNoCapability() {
+            assertThat(a.properties(0).netDeviceType()).isEqualTo(DeviceProperties.NET_DEVICE_UNPACK);
+            assertThat(a.capabilities()).isEmpty();
         }
     }
 }
