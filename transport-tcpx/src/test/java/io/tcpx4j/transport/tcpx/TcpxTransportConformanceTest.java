@@ -9,7 +9,6 @@ import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.tck.NetTransportConformanceTest;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,7 +18,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * plugin; each nested class first pins them, so a change in what is declared (and therefore in which
  * TCK paths run: exercised, or NOT_SUPPORTED / landing in place) is a visible test failure.
  *
- * <p>One suite test assumes progress TCPX does not make and is skipped with the reason ({@link TckIssues}).
  *
  * <p>"CUDA" memory is host memory here ({@link PretendVram}): the peer only sees NCCL_PTR_CUDA
  * registrations, which is what switches TCPX to its devmem path.
@@ -27,7 +25,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class TcpxTransportConformanceTest {
 
     /** The hooks shared by every layout. */
-    @ExtendWith(TckIssues.class)
     abstract static class OverTestPeer extends NetTransportConformanceTest {
 
         private final PretendVram memory = new PretendVram();
