@@ -43,10 +43,19 @@ import java.util.concurrent.TimeoutException;
  * on (every receive lands in permuted bounce pages and the engine's CPU unpacker copies it out: one
  * memcpy more than raw) are measured separately.
  *
- * <p>Run (after {@code ./mvnw -B -q verify -pl integration-tests -am}):
+ * <p>The fair comparison is 2x1, the engine's default of 2 channels with one socket each: the loopback
+ * transport drives each comm from one I/O thread and spreads comms over its I/O threads (2 by
+ * default), so in 2x1 each socket has its own I/O thread at each end, as in the raw copy each socket
+ * has its own writer and reader thread. In 1x2 both sockets of the one comm share one I/O thread
+ * per side, half the raw copy's threads for the same sockets; it is printed for completeness.
+ *
+ * <p>Run, from the repository root:
  * <pre>{@code
- * java -cp integration-tests/target/test-classes:$(cat cp.txt) io.tcpx4j.it.bench.EngineVsRawBench [rounds] [warmup]
+ * ./mvnw -B -q test-compile dependency:build-classpath -pl integration-tests -am \
+ *     -Dmdep.outputFile=/tmp/it-cp.txt -Dmdep.includeScope=test
+ * java -cp integration-tests/target/test-classes:$(cat /tmp/it-cp.txt) io.tcpx4j.it.bench.EngineVsRawBench [rounds] [warmup]
  * }</pre>
+ * Defaults: 11 rounds after 3 warm-up. Results and their reading: docs/PERFORMANCE.md.
  * Other knobs: {@code -Dbench.ioThreads} (loopback I/O threads per transport, default 2),
  * {@code -Dbench.chunk} (bytes), {@code -Dbench.window} (send window), {@code -Dbench.modes} (off,on),
  * {@code -Dbench.cpu=true} (CPU time and context switches per thread group and round, Linux only).
