@@ -1,0 +1,173 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.Notification;
+import io.tcpx4j.domain.Engine;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.port.out.Clock;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One started engine with its adapters, plus the memory helpers the bench needs on either side:
+ * allocation, pattern fill and verify (through host staging for device memory), and waiting for a
+ * given notification.
+ *
+ * <p>Thread-safe for the engine calls; {@link #awaitNotification} and {@link #close} are meant for
+ * one owning thread.
+ */
+final class Node implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(Node.class.getName());
+    /** Staging piece for device memory checks. */
+    private static final long STAGING = 64L << 20;
+
+    private final Engine engine;
+    private final Backends.Parts parts;
+    private final MemoryKind kind;
+    private final List<Notification> unmatched = new ArrayList<>();
+    private boolean closed;
+
+    private Node(Engine engine, Backends.Parts parts, MemoryKind kind) {
+        this.engine = engine;
+        this.parts = parts;
+        this.kind = kind;
+    }
+
+    /** Builds the adapters from {@code spec}, creates the engine and starts its progress thread. */
+    static Node start(EngineConfig config, Backends.Spec spec) {
+        Backends.Parts parts = Backends.create(spec);
+        Engine engine = new Engine(config, parts.transport(), parts.memory(), parts.unpacker(), Clock.SYSTEM);
+        try {
+            engine.start();
+        } catch (RuntimeException e) {
+            engine.close();
+            closeQuietly(parts);
+            throw e;
+        }
+        return new Node(engine, parts, spec.memory());
+    }
+
+    Engine engine() {
+        return engine;
+    }
+
+    MemoryKind kind() {
+        return kind;
+    }
+
+    /** Allocates {@code bytes} of this node's memory kind (4 KiB aligned). */
+    MemoryDescriptor allocate(long bytes) {
+        return parts.memory().allocate(kind, bytes, 0);
+    }
+
+    void free(MemoryDescriptor memory) {
+        parts.memory().free(memory);
+    }
+
+    /** Writes pattern {@code seed} into the first {@code bytes} of {@code region}. */
+    void fill(MemoryDescriptor region, long bytes, long seed) {
+        if (region.kind() == MemoryKind.DRAM) {
+            Patterns.fill(region.address(), bytes, seed, 0);
+            return;
+        }
+        MemoryDescriptor staging = parts.memory().allocatePinned(Math.min(bytes, STAGING));
+        try {
+            for (long off = 0; off < bytes; off += staging.length()) {
+                long n = Math.min(staging.length(), bytes - off);
+                Patterns.fill(staging.address(), n, seed, off);
+                parts.memory().copy(region.slice(off, n), staging.slice(0, n));
+            }
+        } finally {
+            parts.memory().free(staging);
+        }
+    }
+
+    /** Counts bytes of the first {@code bytes} of {@code region} that differ from pattern {@code seed}. */
+    long verify(MemoryDescriptor region, long bytes, long seed) {
+        if (region.kind() == MemoryKind.DRAM) {
+            return Patterns.verify(region.address(), bytes, seed, 0);
+        }
+        MemoryDescriptor staging = parts.memory().allocatePinned(Math.min(bytes, STAGING));
+        try {
+            long bad = 0;
+            for (long off = 0; off < bytes; off += staging.length()) {
+                long n = Math.min(staging.length(), bytes - off);
+                parts.memory().copy(staging.slice(0, n), region.slice(off, n));
+                bad += Patterns.verify(staging.address(), n, seed, off);
+            }
+            return bad;
+        } finally {
+            parts.memory().free(staging);
+        }
+    }
+
+    /**
+     * Waits until a notification with exactly {@code message} has arrived (from any agent) and takes
+     * it. Other notifications are kept for later calls. Returns false on timeout.
+     */
+    boolean awaitNotification(byte[] message, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            unmatched.addAll(engine.drainNotifications());
+            for (Iterator<Notification> it = unmatched.iterator(); it.hasNext(); ) {
+                if (Arrays.equals(it.next().message(), message)) {
+                    it.remove();
+                    return true;
+                }
+            }
+            if (unmatched.size() > 10_000) {
+                unmatched.subList(0, unmatched.size() - 1000).clear();
+            }
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            LockSupport.parkNanos(50_000);
+        }
+    }
+
+    /**
+     * Waits up to {@code timeout} until no transfer is live in the engine, so that memory can be
+     * freed safely. Returns whether it drained.
+     */
+    boolean awaitQuiet(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (engine.stats().liveOperations() > 0) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            LockSupport.parkNanos(1_000_000);
+        }
+        return true;
+    }
+
+    /** Closes the engine, then the transport and device memory. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            engine.close();
+        } finally {
+            closeQuietly(parts);
+        }
+    }
+
+    private static void closeQuietly(Backends.Parts parts) {
+        for (AutoCloseable c : new AutoCloseable[] {parts.unpacker(), parts.transport(), parts.memory()}) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                LOG.log(System.Logger.Level.WARNING, "closing " + c.getClass().getSimpleName() + " failed", e);
+            }
+        }
+    }
+}
