@@ -1,0 +1,579 @@
+package io.tcpx4j.transport.tcpx;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.port.out.Capability;
+import io.tcpx4j.domain.port.out.Comm;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.port.out.DeviceProperties;
+import io.tcpx4j.domain.port.out.Listener;
+import io.tcpx4j.domain.port.out.MemoryRegistration;
+import io.tcpx4j.domain.port.out.NetRequest;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.PtrType;
+import io.tcpx4j.domain.port.out.RecvComm;
+import io.tcpx4j.domain.port.out.SendComm;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static io.tcpx4j.api.TransferException.Code.INVALID_PARAM;
+import static io.tcpx4j.api.TransferException.Code.NOT_SUPPORTED;
+
+/**
+ * {@link NetTransport} over the GPUDirect-TCPX NCCL net plugin (or any plugin exporting an ncclNet
+ * v5-v8 table), with what TCPX demands of its caller:
+ * <ul>
+ *   <li>connect and accept are polled until the comm is non-null; connect keeps its progress inside
+ *       the handle memory, so retries of one handle reuse one native copy of it;</li>
+ *   <li>accept always gets a zeroed, 16-byte aligned 32-byte device-handle buffer; for an UNPACK
+ *       device the bounce-buffer base is read once per receive comm by copying the 24-byte unpack
+ *       handle from device memory through the injected {@link DeviceMemory};</li>
+ *   <li>registration is per comm; CUDA ranges must be 4 KiB aligned in start and size;</li>
+ *   <li>at most 16 requests per comm; a full pool, ncclInternalError from isend/irecv while requests
+ *       are outstanding, and a null request are all BUSY ({@code null});</li>
+ *   <li>test only on the oldest uncompleted request of its comm, and its size output is ignored (TCPX
+ *       never writes it): a request reports its posted size;</li>
+ *   <li>irecv always with n == 1; iflush is never called; every receive is handed back with
+ *       irecvConsumed (v7+), oldest first; completed receives into CUDA memory on an UNPACK device
+ *       expose their fragments, read from the request's unpack slot ({@link TcpxRequestLayout}).</li>
+ * </ul>
+ * Nothing is logged per transfer. Result codes translate as described in {@link NcclResult}.
+ *
+ * <p>Thread-safe across comms; each comm is driven by one thread at a time (the NetTransport
+ * contract). {@link #connect} and {@link #accept} may be called from any thread.
+ */
+public final class TcpxTransport implements NetTransport {
+
+    private static final System.Logger LOG = System.getLogger(TcpxTransport.class.getName());
+
+    private final NetPlugin plugin;
+    private final DeviceMemory deviceMemory;
+    private final TcpxRequestLayout layout;
+    private final List<DeviceProperties> devices;
+    private final Set<Capability> capabilities;
+    private final Set<TcpxComm> comms = ConcurrentHashMap.newKeySet();
+    private final Set<TcpxListener> listeners = ConcurrentHashMap.newKeySet();
+    private final Map<HandleKey, PendingConnect> pendingConnects = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /**
+     * Loads (once per process) and initialises the plugin the options name or discovery finds, then
+     * reads its devices. Throws a TransferException saying what to fix when it cannot.
+     *
+     * @param deviceMemory used once per receive comm to read the unpack handle from device memory,
+     *                     and to tell where bounce buffers live
+     */
+    public static TcpxTransport open(TcpxOptions options, DeviceMemory deviceMemory) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(deviceMemory, "deviceMemory");
+        return new TcpxTransport(PluginLoader.load(options), deviceMemory, TcpxRequestLayout.X86_64_2024);
+    }
+
+    TcpxTransport(NetPlugin plugin, DeviceMemory deviceMemory, TcpxRequestLayout layout) {
+        this.plugin = Objects.requireNonNull(plugin, "plugin");
+        this.deviceMemory = Objects.requireNonNull(deviceMemory, "deviceMemory");
+        this.layout = Objects.requireNonNull(layout, "layout");
+        Memory n = new Memory(4);
+        n.setInt(0, 0);
+        check("devices", plugin.devices(n));
+        List<DeviceProperties> list = new ArrayList<>();
+        for (int d = 0; d < n.getInt(0); d++) {
+            list.add(readProperties(d));
+        }
+        this.devices = List.copyOf(list);
+        EnumSet<Capability> caps = EnumSet.noneOf(Capability.class);
+        if (!devices.isEmpty() && devices.get(0).supports(PtrType.CUDA)) {
+            caps.add(Capability.CUDA_MEMORY);
+        }
+        if (!devices.isEmpty() && devices.get(0).netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK) {
+            caps.add(Capability.DEVMEM_RECEIVE);
+        }
+        this.capabilities = Set.copyOf(caps);
+        LOG.log(System.Logger.Level.DEBUG, "{0} ({1}, ncclNet v{2}): {3} device(s)", plugin.name(),
+                plugin.libraryName(), plugin.version().number(), devices.size());
+    }
+
+    private DeviceProperties readProperties(int dev) {
+        NetPluginVersion.PropertiesLayout l = plugin.version().properties();
+        Memory p = new Memory(l.size);
+        p.clear();
+        check("getProperties(" + dev + ")", plugin.getProperties(dev, p));
+        Pointer name = p.getPointer(l.name);
+        Pointer pci = p.getPointer(l.pciPath);
+        int bits = p.getInt(l.ptrSupport);
+        EnumSet<PtrType> ptr = EnumSet.noneOf(PtrType.class);
+        for (PtrType t : PtrType.values()) {
+            if ((bits & t.ncclBit()) != 0) {
+                ptr.add(t);
+            }
+        }
+        return new DeviceProperties(name == null ? "" : name.getString(0), pci == null ? "" : pci.getString(0),
+                p.getLong(l.guid), ptr, p.getInt(l.speed), p.getInt(l.port), p.getFloat(l.latency),
+                p.getInt(l.maxComms), p.getInt(l.maxRecvs),
+                l.netDeviceType < 0 ? 0 : p.getInt(l.netDeviceType),
+                l.netDeviceVersion < 0 ? 0 : p.getInt(l.netDeviceVersion));
+    }
+
+    @Override
+    public String name() {
+        return "tcpx";
+    }
+
+    /** The loaded plugin's name and ABI, e.g. {@code GPUDirectTCPX_v7 (ncclNet v7)}. */
+    public String pluginDescription() {
+        return plugin.name() + " (ncclNet v" + plugin.version().number() + ", " + plugin.libraryName() + ")";
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public int deviceCount() {
+        return devices.size();
+    }
+
+    @Override
+    public DeviceProperties properties(int device) {
+        checkDevice(device);
+        return devices.get(device);
+    }
+
+    @Override
+    public Listener listen(int device) {
+        checkOpen();
+        checkDevice(device);
+        Memory handle = new Memory(Listener.HANDLE_SIZE);
+        handle.clear();
+        Memory out = new Memory(8);
+        out.setLong(0, 0);
+        check("listen", plugin.listen(device, handle, out));
+        long ptr = out.getLong(0);
+        if (ptr == 0) {
+            throw new TransferException(TransferException.Code.BACKEND, "TCPX listen returned no listen comm");
+        }
+        TcpxListener l = new TcpxListener(this, ptr, handle.getByteArray(0, Listener.HANDLE_SIZE));
+        listeners.add(l);
+        return l;
+    }
+
+    @Override
+    public SendComm connect(int device, byte[] handle) {
+        checkOpen();
+        checkDevice(device);
+        if (handle == null || handle.length != Listener.HANDLE_SIZE) {
+            throw new TransferException(INVALID_PARAM, "a connection handle has exactly " + Listener.HANDLE_SIZE + " bytes");
+        }
+        HandleKey key = new HandleKey(device, handle.clone());
+        PendingConnect pc = pendingConnects.computeIfAbsent(key, k -> new PendingConnect(k.handle));
+        synchronized (pc) {
+            if (pc.finished) {
+                return null; // another thread got this handle's comm
+            }
+            pc.out.setLong(0, 0);
+            int rc = plugin.connect(device, pc.handle, pc.out, pc.deviceHandleSlot);
+            if (rc != NcclResult.SUCCESS) {
+                pc.finished = true;
+                pendingConnects.remove(key, pc);
+                throw NcclResult.control("connect", rc);
+            }
+            long ptr = pc.out.getLong(0);
+            if (ptr == 0) {
+                return null;
+            }
+            pc.finished = true;
+            pendingConnects.remove(key, pc);
+            TcpxComm.Send c = new TcpxComm.Send(this, ptr);
+            comms.add(c);
+            return c;
+        }
+    }
+
+    @Override
+    public RecvComm accept(Listener listener) {
+        checkOpen();
+        TcpxListener l = listenerOf(listener);
+        synchronized (l) {
+            if (l.closed) {
+                throw new TransferException(INVALID_PARAM, "listener is closed");
+            }
+            l.out.setLong(0, 0);
+            int rc = plugin.accept(l.pointer, l.out, l.deviceHandleSlot);
+            if (rc != NcclResult.SUCCESS) {
+                throw NcclResult.control("accept", rc);
+            }
+            long ptr = l.out.getLong(0);
+            if (ptr == 0) {
+                return null;
+            }
+            Memory backing = l.deviceHandleBacking;
+            Pointer dh = l.deviceHandle;
+            l.freshDeviceHandle();
+            boolean unpack = plugin.version().deviceHandles()
+                    && dh.getInt(NativeLayouts.DeviceHandle.TYPE) == NativeLayouts.DeviceHandle.TYPE_UNPACK;
+            TcpxComm.Recv c = new TcpxComm.Recv(this, ptr, backing, unpack);
+            if (unpack) {
+                try {
+                    readBounceBase(c, dh);
+                } catch (RuntimeException e) {
+                    plugin.closeRecv(ptr);
+                    throw e;
+                }
+            }
+            comms.add(c);
+            return c;
+        }
+    }
+
+    /**
+     * The device handle's {@code handle} points at the 24-byte unpack handle in device memory; its
+     * {@code bounce_buf} is the base every fragment's src_off is relative to. One device-to-host copy
+     * per receive comm.
+     */
+    private void readBounceBase(TcpxComm.Recv c, Pointer dh) {
+        int version = dh.getInt(NativeLayouts.DeviceHandle.VERSION);
+        long handle = Pointer.nativeValue(dh.getPointer(NativeLayouts.DeviceHandle.HANDLE));
+        long size = dh.getLong(NativeLayouts.DeviceHandle.SIZE_FIELD);
+        if (version != NativeLayouts.DeviceHandle.UNPACK_VERSION || handle == 0
+                || size < NativeLayouts.UnpackHandle.BYTES) {
+            throw new TransferException(TransferException.Code.BACKEND, "unexpected UNPACK device handle from "
+                    + plugin.name() + ": version " + version + ", handle 0x" + Long.toHexString(handle) + ", size " + size
+                    + " (this binding reads version " + NativeLayouts.DeviceHandle.UNPACK_VERSION + ")");
+        }
+        Memory host = new Memory(NativeLayouts.UnpackHandle.BYTES);
+        MemoryDescriptor where = deviceMemory.allocationRange(handle, NativeLayouts.UnpackHandle.BYTES);
+        deviceMemory.copy(MemoryDescriptor.dram(Pointer.nativeValue(host), NativeLayouts.UnpackHandle.BYTES),
+                new MemoryDescriptor(handle, NativeLayouts.UnpackHandle.BYTES, where.kind(), where.device()));
+        c.bounceBase = host.getLong(NativeLayouts.UnpackHandle.BOUNCE_BUF);
+        if (c.bounceBase == 0) {
+            throw new TransferException(TransferException.Code.BACKEND,
+                    plugin.name() + " gave a receive comm without a bounce buffer");
+        }
+        c.bounceKind = deviceMemory.kindOf(c.bounceBase);
+    }
+
+    @Override
+    public MemoryRegistration register(Comm comm, long address, long size, PtrType type) {
+        TcpxComm c = commOf(comm);
+        Objects.requireNonNull(type, "type");
+        if (type == PtrType.DMABUF) {
+            throw new TransferException(NOT_SUPPORTED, "dma-buf registration is not supported (TCPX's slot is null)");
+        }
+        if (type == PtrType.CUDA && !capabilities.contains(Capability.CUDA_MEMORY)) {
+            throw new TransferException(NOT_SUPPORTED, plugin.name() + " does not take CUDA memory");
+        }
+        if (size < 0) {
+            throw new TransferException(INVALID_PARAM, "negative registration size " + size);
+        }
+        if (type == PtrType.CUDA && (address % CUDA_ALIGNMENT != 0 || size % CUDA_ALIGNMENT != 0)) {
+            throw new TransferException(INVALID_PARAM, "CUDA registrations must be 4 KiB aligned in start and size"
+                    + " (TCPX's dma-buf path): 0x" + Long.toHexString(address) + "+" + size);
+        }
+        if (!plugin.version().regMrSizeT() && size > Integer.MAX_VALUE) {
+            throw new TransferException(INVALID_PARAM, "ncclNet v" + plugin.version().number()
+                    + " registers at most " + Integer.MAX_VALUE + " bytes at once; got " + size);
+        }
+        c.out.setLong(0, 0);
+        check("regMr", plugin.regMr(c.pointer, address, size, type.ncclBit(), c.out));
+        TcpxRegistration r = new TcpxRegistration(c, c.out.getLong(0), address, size, type);
+        c.registrations.add(r);
+        return r;
+    }
+
+    @Override
+    public void deregister(Comm comm, MemoryRegistration registration) {
+        TcpxComm c = commOf(comm);
+        TcpxRegistration r = registrationOf(c, registration);
+        r.released = true;
+        c.registrations.remove(r);
+        check("deregMr", plugin.deregMr(c.pointer, r.mhandle));
+    }
+
+    @Override
+    public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
+        TcpxComm c = commOf(comm);
+        TcpxRegistration r = checkPost(c, address, size, registration);
+        if (c.outstanding() >= MAX_REQUESTS) {
+            return null;
+        }
+        c.out.setLong(0, 0);
+        int rc = plugin.isend(c.pointer, address, size, tag, r.mhandle, c.out);
+        return posted(c, rc, "isend", size, false, r.type() == PtrType.CUDA);
+    }
+
+    @Override
+    public NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration registration) {
+        TcpxComm c = commOf(comm);
+        TcpxComm.Recv rc0 = (TcpxComm.Recv) c;
+        TcpxRegistration r = checkPost(c, address, size, registration);
+        if (c.outstanding() >= MAX_REQUESTS) {
+            return null;
+        }
+        rc0.data.setLong(0, address);
+        rc0.sizes.setInt(0, size);
+        rc0.tags.setInt(0, tag);
+        rc0.mhandles.setLong(0, r.mhandle);
+        c.out.setLong(0, 0);
+        int rc = plugin.irecv(c.pointer, rc0.data, rc0.sizes, rc0.tags, rc0.mhandles, c.out);
+        return posted(c, rc, "irecv", size, true, r.type() == PtrType.CUDA);
+    }
+
+    private NetRequest posted(TcpxComm c, int rc, String call, int size, boolean receive, boolean cuda) {
+        if (rc == NcclResult.INTERNAL_ERROR && c.outstanding() > 0) {
+            return null; // TCPX returns ncclInternalError when its request slots are full
+        }
+        if (rc != NcclResult.SUCCESS) {
+            throw NcclResult.data(call, rc);
+        }
+        long req = c.out.getLong(0);
+        if (req == 0) {
+            return null; // TCPX: not fully connected yet, retry later
+        }
+        TcpxNetRequest r = c.next();
+        r.post(req, size, receive, cuda);
+        c.posted++;
+        return r;
+    }
+
+    private TcpxRegistration checkPost(TcpxComm c, long address, int size, MemoryRegistration registration) {
+        TcpxRegistration r = registrationOf(c, registration);
+        if (size < 0 || !r.covers(address, size)) {
+            throw new TransferException(INVALID_PARAM, "buffer 0x" + Long.toHexString(address) + "+" + size
+                    + " outside its registration " + r);
+        }
+        return r;
+    }
+
+    @Override
+    public boolean test(NetRequest request) {
+        TcpxNetRequest r = requestOf(request);
+        TcpxComm c = r.comm;
+        checkComm(c);
+        if (r.state != TcpxNetRequest.State.POSTED || c.testHead() != r) {
+            throw new TransferException(INVALID_PARAM, "test only the oldest uncompleted request of a comm (TCPX is"
+                    + " FIFO); " + r + " is not");
+        }
+        c.done.setInt(0, 0);
+        int rc = plugin.test(r.pointer, c.done, c.testSize);
+        if (rc != NcclResult.SUCCESS) {
+            throw NcclResult.data("test", rc);
+        }
+        if (c.done.getInt(0) == 0) {
+            return false;
+        }
+        // The size output is not trusted (TCPX never writes it): the request keeps its posted size.
+        if (r.receive && r.cuda && r.size > 0 && ((TcpxComm.Recv) c).unpack) {
+            r.fragmentsAddress = layout.fragmentsAddress(r.pointer);
+            r.fragmentCount = layout.fragmentCount(r.pointer);
+        }
+        r.state = TcpxNetRequest.State.COMPLETED;
+        c.completed++;
+        if (!r.receive) {
+            release(c, r);
+        }
+        return true;
+    }
+
+    @Override
+    public void consumed(RecvComm comm, NetRequest request) {
+        TcpxComm c = commOf(comm);
+        TcpxNetRequest r = requestOf(request);
+        if (r.comm != c || !r.receive || r.state != TcpxNetRequest.State.COMPLETED || c.releaseHead() != r) {
+            throw new TransferException(INVALID_PARAM, "consume only the oldest completed receive of its comm; " + r
+                    + " is not");
+        }
+        if (plugin.version().deviceHandles()) {
+            int rc = plugin.irecvConsumed(c.pointer, r.pointer);
+            if (rc != NcclResult.SUCCESS) {
+                throw NcclResult.data("irecvConsumed", rc);
+            }
+        }
+        release(c, r);
+    }
+
+    private static void release(TcpxComm c, TcpxNetRequest r) {
+        r.state = TcpxNetRequest.State.FREE;
+        c.released++;
+    }
+
+    @Override
+    public void closeSend(SendComm comm) {
+        close(commOf(comm, true));
+    }
+
+    @Override
+    public void closeRecv(RecvComm comm) {
+        close(commOf(comm, true));
+    }
+
+    private void close(TcpxComm c) {
+        if (c.closed) {
+            return;
+        }
+        c.closed = true;
+        comms.remove(c);
+        for (TcpxRegistration r : c.registrations) {
+            r.released = true;
+            plugin.deregMr(c.pointer, r.mhandle); // best effort: the comm goes anyway
+        }
+        c.registrations.clear();
+        for (TcpxNetRequest r : c.ring) {
+            r.state = TcpxNetRequest.State.FREE;
+        }
+        int rc = c.receiving() ? plugin.closeRecv(c.pointer) : plugin.closeSend(c.pointer);
+        if (rc != NcclResult.SUCCESS) {
+            throw NcclResult.control(c.receiving() ? "closeRecv" : "closeSend", rc);
+        }
+    }
+
+    @Override
+    public void closeListen(Listener listener) {
+        TcpxListener l = listenerOf(listener);
+        synchronized (l) {
+            if (l.closed) {
+                return;
+            }
+            l.closed = true;
+            listeners.remove(l);
+            check("closeListen", plugin.closeListen(l.pointer));
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        RuntimeException first = null;
+        for (TcpxComm c : List.copyOf(comms)) {
+            try {
+                close(c);
+            } catch (RuntimeException e) {
+                first = first == null ? e : first;
+            }
+        }
+        for (TcpxListener l : List.copyOf(listeners)) {
+            try {
+                closeListen(l);
+            } catch (RuntimeException e) {
+                first = first == null ? e : first;
+            }
+        }
+        pendingConnects.clear();
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    // ---- checks ----
+
+    private void checkOpen() {
+        if (closed) {
+            throw new TransferException(INVALID_PARAM, "the TCPX transport is closed");
+        }
+    }
+
+    private void checkDevice(int device) {
+        if (device < 0 || device >= devices.size()) {
+            throw new TransferException(INVALID_PARAM, "no network device " + device + " (have " + devices.size() + ")");
+        }
+    }
+
+    private static void check(String call, int rc) {
+        if (rc != NcclResult.SUCCESS) {
+            throw NcclResult.control(call, rc);
+        }
+    }
+
+    private TcpxComm commOf(Comm comm) {
+        return commOf(comm, false);
+    }
+
+    private TcpxComm commOf(Comm comm, boolean allowClosed) {
+        if (!(comm instanceof TcpxComm c) || c.owner != this) {
+            throw new TransferException(INVALID_PARAM, "not a comm of this TCPX transport: " + comm);
+        }
+        if (!allowClosed) {
+            checkComm(c);
+        }
+        return c;
+    }
+
+    private static void checkComm(TcpxComm c) {
+        if (c.closed) {
+            throw new TransferException(INVALID_PARAM, c + " is closed");
+        }
+    }
+
+    private TcpxListener listenerOf(Listener listener) {
+        if (!(listener instanceof TcpxListener l) || l.owner != this) {
+            throw new TransferException(INVALID_PARAM, "not a listener of this TCPX transport: " + listener);
+        }
+        return l;
+    }
+
+    private static TcpxRegistration registrationOf(TcpxComm c, MemoryRegistration registration) {
+        if (!(registration instanceof TcpxRegistration r) || r.comm != c) {
+            throw new TransferException(INVALID_PARAM, "registration " + registration + " is not one of " + c
+                    + " (TCPX registrations are per comm)");
+        }
+        if (r.released) {
+            throw new TransferException(INVALID_PARAM, "registration " + r + " was deregistered");
+        }
+        return r;
+    }
+
+    private TcpxNetRequest requestOf(NetRequest request) {
+        if (!(request instanceof TcpxNetRequest r) || r.comm.owner != this) {
+            throw new TransferException(INVALID_PARAM, "not a request of this TCPX transport: " + request);
+        }
+        return r;
+    }
+
+    /** A handle being connected: TCPX keeps connect's progress inside the handle, so retries reuse it. */
+    private static final class PendingConnect {
+        final Memory handle = new Memory(Listener.HANDLE_SIZE);
+        final Memory out = new Memory(8);
+        final Memory deviceHandleSlot = new Memory(8);
+        boolean finished;
+
+        PendingConnect(byte[] bytes) {
+            handle.write(0, bytes, 0, bytes.length);
+            deviceHandleSlot.setLong(0, 0); // connect does not fill a send device handle
+        }
+    }
+
+    private record HandleKey(int device, byte[] handle) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof HandleKey k && k.device == device && Arrays.equals(k.handle, handle);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * device + Arrays.hashCode(handle);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TcpxTransport[" + pluginDescription() + "]";
+    }
+
+    /** Where a receive comm's bounce buffer lives; tests only. */
+    MemoryKind bounceKindOf(RecvComm comm) {
+        return commOf(comm).bounceKind;
+    }
+}

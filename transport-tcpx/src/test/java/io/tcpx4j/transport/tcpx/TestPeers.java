@@ -1,0 +1,98 @@
+package io.tcpx4j.transport.tcpx;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.port.out.Listener;
+import io.tcpx4j.domain.port.out.NetRequest;
+import io.tcpx4j.domain.port.out.RecvComm;
+import io.tcpx4j.domain.port.out.SendComm;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The C test peer builds (src/test/native/testpeer.c, compiled by the Maven build) and helpers. */
+final class TestPeers {
+
+    private TestPeers() {
+    }
+
+    static Path dir() {
+        String d = System.getProperty("tcpx4j.testpeer.dir");
+        Path p = d != null ? Path.of(d) : Path.of("target", "native");
+        assertThat(p.resolve("libtcpx4j-net-testpeer-v7.so"))
+                .as("test peer built by the Maven build (mvnw verify -pl transport-tcpx -am)").exists();
+        return p;
+    }
+
+    /** v5, v6, v7, v8 or nosym. */
+    static String path(String variant) {
+        return dir().resolve("libtcpx4j-net-testpeer-" + variant + ".so").toAbsolutePath().toString();
+    }
+
+    /** A private copy under a new name: a fresh dlopen, separate from every other test's. */
+    static String copy(String variant, Path tempDir, String name) {
+        try {
+            Path to = tempDir.resolve("libtcpx4j-net-testpeer-" + name + ".so");
+            Files.copy(Path.of(path(variant)), to, StandardCopyOption.REPLACE_EXISTING);
+            return to.toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** An in-process transport over a peer build (init called here; the peer's init is harmless). */
+    static TcpxTransport transport(String variant) {
+        TcpxOptions o = TcpxOptions.defaults().withLibrary(path(variant)).withProbeInChildProcess(false);
+        return TcpxTransport.open(o, new HostMemory());
+    }
+
+    /** A connected send/recv pair on device 0, connect and accept polled until both are non-null. */
+    record Pair(TcpxTransport transport, Listener listener, SendComm send, RecvComm recv) {
+        static Pair connect(TcpxTransport t) {
+            Listener l = t.listen(0);
+            byte[] h = l.handle();
+            SendComm s = null;
+            RecvComm r = null;
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            int polls = 0;
+            while (s == null || r == null) {
+                if (s == null) {
+                    s = t.connect(0, h);
+                }
+                if (r == null) {
+                    r = t.accept(l);
+                }
+                polls++;
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("no connection after " + polls + " polls");
+                }
+                Thread.onSpinWait();
+            }
+            assertThat(polls).as("connect is asynchronous: the first call returns 'not yet'").isGreaterThan(1);
+            return new Pair(t, l, s, r);
+        }
+    }
+
+    /** Tests the requests (each the head of its comm in turn) until all are done. */
+    static void pump(TcpxTransport t, NetRequest... requests) {
+        boolean[] done = new boolean[requests.length];
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        int left = requests.length;
+        while (left > 0) {
+            for (int i = 0; i < requests.length; i++) {
+                if (!done[i] && t.test(requests[i])) {
+                    done[i] = true;
+                    left--;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw new TransferException(TransferException.Code.UNKNOWN, "requests not done in time");
+            }
+        }
+    }
+}

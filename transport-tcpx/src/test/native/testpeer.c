@@ -1,0 +1,735 @@
+/*
+ * tcpx4j test peer: a test double of the GPUDirect-TCPX NCCL net plugin over loopback TCP.
+ *
+ * Written for tcpx4j's tests. It exports the ncclNet function table of one ABI version
+ * (PEER_NET_VERSION = 5..8, default 7) and is deliberately as strict as TCPX:
+ *   - 16 request slots per comm; the 17th isend/irecv fails with ncclInternalError (3);
+ *   - test() only on the oldest uncompleted request of a comm (else 3); test never writes sizes;
+ *   - irecv takes n == 1 only; iflush fails (TCPX must never be asked to flush);
+ *   - v7+: accept needs a non-null, 16-byte aligned device-handle buffer; every receive holds its
+ *     slot until irecvConsumed, strictly FIFO;
+ *   - v7+: receives registered as NCCL_PTR_CUDA (plain host memory here) land in scattered,
+ *     permuted 4 KiB bounce pages and are reported as 16-byte fragments through an "unpack slot"
+ *     that sits at the same offsets inside the request as in the 2024 TCPX plugin on x86-64
+ *     (slot at 56, fragments pointer at 72, count pointer at 80);
+ *   - CUDA registrations must be 4 KiB aligned; connect keeps its progress inside the caller's
+ *     handle, so a caller that does not pass the same handle memory again never connects;
+ *   - logs like TCPX: variadic logger, a WARN on every progress step of a host-memory receive.
+ * Environment: TCPX4J_TESTPEER_INIT_EXIT=1 makes init call exit(1) (TCPX does that when the CUDA
+ * driver fails), TCPX4J_TESTPEER_INIT_FAIL=1 makes init return ncclInternalError.
+ * Build with -DPEER_NO_TABLE for a library that exports only an unsupported (v4-named) symbol.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef PEER_NET_VERSION
+#define PEER_NET_VERSION 7
+#endif
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum { R_OK_ = 0, R_SYSTEM = 2, R_INTERNAL = 3, R_INVALID_ARG = 4 };
+enum { L_VERSION = 1, L_WARN = 2, L_INFO = 3, L_TRACE = 5 };
+#define SUBSYS_INIT 1UL
+#define SUBSYS_NET 16UL
+#define PTR_HOST 1
+#define PTR_CUDA 2
+
+typedef void (*peer_logger)(int level, unsigned long flags, const char *file, int line, const char *fmt, ...);
+static peer_logger peer_log;
+#define WARN(...) do { if (peer_log) peer_log(L_WARN, ~0UL, __func__, __LINE__, __VA_ARGS__); } while (0)
+#define INFO(f, ...) do { if (peer_log) peer_log(L_INFO, (f), __func__, __LINE__, __VA_ARGS__); } while (0)
+
+#define SLOTS 16
+#define MAX_FRAGS 2048
+#define PAGE 4096
+#define PAGES_PER_SLOT 2048
+#define HELLO 0x74707834706a7463ULL /* arbitrary 8-byte greeting */
+#define HANDLE_MAGIC 0x54435058u
+
+/* ---- shapes shared with the Java side (verified by tcpx4j_testpeer_layout) ---- */
+
+struct fragment {           /* one bounce-page fragment, 16 bytes */
+  uint32_t src_off;
+  uint32_t len;
+  uint64_t dst_off;
+};
+
+struct unpack_meta {        /* host-mapped in TCPX; plain host memory here */
+  struct fragment frags[SLOTS][MAX_FRAGS];
+  uint64_t count[SLOTS];
+};
+
+struct unpack_handle {      /* what the device handle points at, 24 bytes */
+  struct unpack_meta *meta;
+  void *bounce;
+  uint64_t head;
+};
+
+struct device_handle {      /* ncclNetDeviceHandle_v7_t, 32 bytes */
+  int type;
+  int version;
+  void *handle;
+  size_t size;
+  int needs_proxy_progress;
+};
+
+struct props_v6 {           /* also v5 */
+  char *name; char *pci_path; uint64_t guid; int ptr_support; int speed; int port;
+  float latency; int max_comms; int max_recvs;
+};
+struct props_v7 {
+  char *name; char *pci_path; uint64_t guid; int ptr_support; int speed; int port;
+  float latency; int max_comms; int max_recvs; int device_type; int device_version;
+};
+struct props_v8 {
+  char *name; char *pci_path; uint64_t guid; int ptr_support; int reg_is_global; int speed; int port;
+  float latency; int max_comms; int max_recvs; int device_type; int device_version;
+};
+
+/* Where TCPX's request keeps the receive's unpack slot (2024 plugin, x86-64). */
+struct unpack_view {
+  bool active;
+  uint64_t index;
+  struct fragment *frags;
+  uint64_t *count;
+  uint64_t count_cache;
+};
+
+struct comm;
+enum { OP_SEND = 1, OP_RECV = 2 };
+
+struct request {
+  struct comm *comm;        /*  0 */
+  char *data;               /*  8 */
+  int op;                   /* 16 */
+  int type;                 /* 20 */
+  int size;                 /* 24 posted */
+  int msg_size;             /* 28 announced by the sender, -1 until the header arrived */
+  int hdr_done;             /* 32 */
+  int body_done;            /* 36 */
+  int slot;                 /* 40 */
+  int frag_done;            /* 44 bytes of the current fragment already received */
+  int nfrag;                /* 48 */
+  int done;                 /* 52 */
+  struct unpack_view unpack;/* 56: active 56, index 64, frags 72, count 80, cache 88 */
+  uint32_t hdr;
+};
+_Static_assert(offsetof(struct request, unpack) == 56, "unpack slot at 56 like TCPX 2024");
+_Static_assert(offsetof(struct request, unpack) + offsetof(struct unpack_view, frags) == 72, "fragments at 72");
+_Static_assert(offsetof(struct request, unpack) + offsetof(struct unpack_view, count) == 80, "count at 80");
+_Static_assert(sizeof(struct fragment) == 16, "fragment");
+_Static_assert(sizeof(struct unpack_handle) == 24, "unpack handle");
+_Static_assert(sizeof(struct device_handle) == 32, "device handle");
+
+struct comm {
+  int fd;
+  int recv;
+  int broken;
+  unsigned posted;          /* requests ever posted */
+  unsigned completed;       /* requests that tested done */
+  unsigned released;        /* slots given back (send: at done; recv: at consume, or done before v7) */
+  struct request reqs[SLOTS];
+  struct unpack_meta *meta; /* v7+ receive comms */
+  char *bounce;
+  struct unpack_handle *uh;
+};
+
+struct mr {
+  struct comm *comm;
+  char *base;
+  size_t size;
+  int type;
+};
+
+struct conn_handle {        /* lives in the caller's 128-byte handle */
+  uint32_t magic;
+  uint16_t port;
+  uint16_t stage;           /* connect progress kept in the handle, as NCCL socket plugins do */
+  int fd;
+};
+_Static_assert(sizeof(struct conn_handle) <= 128, "handle size");
+
+struct listen_comm {
+  int fd;
+  int pending;
+  int hello_done;
+  uint64_t hello;
+};
+
+/* ---- helpers ---- */
+
+static int set_nonblock(int fd) {
+  int fl = fcntl(fd, F_GETFL, 0);
+  return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void tune(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* bytes moved (>= 0), or -1 when the peer went away or the socket failed */
+static long io_step(struct comm *c, int send_side, char *p, size_t len) {
+  if (len == 0) return 0;
+  ssize_t n = send_side ? send(c->fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL) : recv(c->fd, p, len, MSG_DONTWAIT);
+  if (n > 0) return n;
+  if (n == 0 && !send_side) {
+    WARN("NET/testpeer : connection closed by remote peer");
+    return -1;
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+  WARN("NET/testpeer : socket %s failed: %s", send_side ? "send" : "recv", strerror(errno));
+  return -1;
+}
+
+static bool devmem_receive(struct request *r) {
+  return PEER_NET_VERSION >= 7 && r->op == OP_RECV && r->type == PTR_CUDA;
+}
+
+/* ---- the ncclNet functions ---- */
+
+static int p_init(peer_logger logger) {
+  peer_log = logger;
+  INFO(SUBSYS_INIT | SUBSYS_NET, "NET/testpeer : init, ncclNet v%d, %d request slots per comm", PEER_NET_VERSION, SLOTS);
+  const char *e = getenv("TCPX4J_TESTPEER_INIT_EXIT");
+  if (e && e[0] == '1') {
+    WARN("CU failure %s: %s", "CUDA_ERROR_NO_DEVICE", "simulated by the test peer");
+    exit(1);
+  }
+  e = getenv("TCPX4J_TESTPEER_INIT_FAIL");
+  if (e && e[0] == '1') {
+    WARN("NET/testpeer : init failure requested by TCPX4J_TESTPEER_INIT_FAIL");
+    return R_INTERNAL;
+  }
+  return R_OK_;
+}
+
+static int p_devices(int *n) {
+  *n = 1;
+  return R_OK_;
+}
+
+static char dev_name[] = "lo";
+static char dev_pci[] = "/sys/devices/virtual/net/lo";
+
+#if PEER_NET_VERSION >= 8
+static int p_properties(int dev, struct props_v8 *p) {
+#elif PEER_NET_VERSION == 7
+static int p_properties(int dev, struct props_v7 *p) {
+#else
+static int p_properties(int dev, struct props_v6 *p) {
+#endif
+  if (dev != 0) return R_INTERNAL;
+  p->name = dev_name;
+  p->pci_path = dev_pci;
+  p->guid = 0x7e57;
+  p->ptr_support = PTR_HOST | PTR_CUDA;
+  p->speed = 100000;
+  p->port = 1;
+  p->latency = 2.5f;
+  p->max_comms = 65536;
+  p->max_recvs = 1;
+#if PEER_NET_VERSION >= 8
+  p->reg_is_global = 0;
+#endif
+#if PEER_NET_VERSION >= 7
+  p->device_type = 1;     /* UNPACK */
+  p->device_version = 7;
+#endif
+  return R_OK_;
+}
+
+static int p_listen(int dev, void *handle, void **listen_comm) {
+  if (dev != 0) return R_INTERNAL;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return R_SYSTEM;
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t al = sizeof a;
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 64) || getsockname(fd, (struct sockaddr *)&a, &al)
+      || set_nonblock(fd)) {
+    close(fd);
+    return R_SYSTEM;
+  }
+  struct listen_comm *l = calloc(1, sizeof *l);
+  l->fd = fd;
+  l->pending = -1;
+  memset(handle, 0, 128);
+  struct conn_handle *h = handle;
+  h->magic = HANDLE_MAGIC;
+  h->port = a.sin_port;
+  h->fd = -1;
+  *listen_comm = l;
+  return R_OK_;
+}
+
+static struct comm *new_comm(int fd, int recv) {
+  struct comm *c = calloc(1, sizeof *c);
+  c->fd = fd;
+  c->recv = recv;
+  for (int i = 0; i < SLOTS; i++) c->reqs[i].comm = c;
+  return c;
+}
+
+static int connect_common(int dev, void *handle, void **send_comm) {
+  struct conn_handle *h = handle;
+  *send_comm = NULL;
+  if (dev != 0 || h->magic != HANDLE_MAGIC) {
+    WARN("NET/testpeer : bad connect handle");
+    return R_INTERNAL;
+  }
+  if (h->stage == 0) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || set_nonblock(fd)) return R_SYSTEM;
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = h->port;
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) && errno != EINPROGRESS) {
+      WARN("NET/testpeer : connect failed: %s", strerror(errno));
+      close(fd);
+      return R_SYSTEM;
+    }
+    h->fd = fd;
+    h->stage = 1;
+    return R_OK_; /* never connected on the first call, like TCPX */
+  }
+  if (h->stage != 1) {
+    WARN("NET/testpeer : connect handle already used");
+    return R_INTERNAL;
+  }
+  struct pollfd p = {h->fd, POLLOUT, 0};
+  if (poll(&p, 1, 0) <= 0) return R_OK_;
+  int err = 0;
+  socklen_t el = sizeof err;
+  getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+  if (err) {
+    WARN("NET/testpeer : connect failed: %s", strerror(err));
+    return R_SYSTEM;
+  }
+  uint64_t hello = HELLO;
+  if (send(h->fd, &hello, sizeof hello, MSG_NOSIGNAL) != sizeof hello) return R_SYSTEM;
+  tune(h->fd);
+  h->stage = 2;
+  *send_comm = new_comm(h->fd, 0);
+  return R_OK_;
+}
+
+/* returns 1 with *fd set once a peer connected and greeted, 0 for "not yet", -1 on error */
+static int accept_common(struct listen_comm *l, int *fd) {
+  if (l->pending < 0) {
+    int s = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK);
+    if (s < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
+    l->pending = s;
+    l->hello_done = 0;
+  }
+  while (l->hello_done < (int)sizeof l->hello) {
+    ssize_t n = recv(l->pending, (char *)&l->hello + l->hello_done, sizeof l->hello - l->hello_done, MSG_DONTWAIT);
+    if (n > 0) { l->hello_done += n; continue; }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+    return -1;
+  }
+  if (l->hello != HELLO) return -1;
+  *fd = l->pending;
+  l->pending = -1;
+  tune(*fd);
+  return 1;
+}
+
+#if PEER_NET_VERSION >= 7
+static int p_connect(int dev, void *handle, void **send_comm, struct device_handle **send_dev) {
+  (void)send_dev; /* TCPX does not fill the send side's device handle */
+  return connect_common(dev, handle, send_comm);
+}
+
+static int p_accept(void *listen_comm, void **recv_comm, struct device_handle **recv_dev) {
+  *recv_comm = NULL;
+  /* TCPX writes the device handle through this pointer unconditionally */
+  if (recv_dev == NULL || *recv_dev == NULL) {
+    WARN("NET/testpeer : accept needs a device-handle buffer");
+    return R_INTERNAL;
+  }
+  if (((uintptr_t)*recv_dev) % 16 != 0) {
+    WARN("NET/testpeer : device-handle buffer %p not 16-byte aligned", (void *)*recv_dev);
+    return R_INTERNAL;
+  }
+  int fd;
+  int rc = accept_common(listen_comm, &fd);
+  if (rc <= 0) return rc < 0 ? R_SYSTEM : R_OK_;
+  struct comm *c = new_comm(fd, 1);
+  c->meta = calloc(1, sizeof *c->meta);
+  c->bounce = mmap(NULL, (size_t)SLOTS * PAGES_PER_SLOT * PAGE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (c->bounce == MAP_FAILED) return R_SYSTEM;
+  c->uh = calloc(1, sizeof *c->uh);
+  c->uh->meta = c->meta;
+  c->uh->bounce = c->bounce;
+  c->uh->head = (uint64_t)-1;
+  struct device_handle *d = *recv_dev;
+  d->type = 1;
+  d->version = 7;
+  d->handle = c->uh;
+  d->size = sizeof *c->uh;
+  d->needs_proxy_progress = 1;
+  *recv_comm = c;
+  return R_OK_;
+}
+#else
+static int p_connect(int dev, void *handle, void **send_comm) {
+  return connect_common(dev, handle, send_comm);
+}
+
+static int p_accept(void *listen_comm, void **recv_comm) {
+  *recv_comm = NULL;
+  int fd;
+  int rc = accept_common(listen_comm, &fd);
+  if (rc <= 0) return rc < 0 ? R_SYSTEM : R_OK_;
+  *recv_comm = new_comm(fd, 1);
+  return R_OK_;
+}
+#endif
+
+static int reg_common(void *comm, void *data, size_t size, int type, void **mhandle) {
+  if (comm == NULL) {
+    WARN("NET/testpeer : regMr called with NULL communicator");
+    return R_INTERNAL;
+  }
+  if (type == PTR_CUDA && ((uintptr_t)data % PAGE != 0 || size % PAGE != 0)) {
+    WARN("NET/testpeer : CUDA memory %p+%zu not 4 KiB aligned", data, size);
+    return R_INTERNAL;
+  }
+  if (type != PTR_CUDA && type != PTR_HOST) {
+    WARN("NET/testpeer : unknown memory type %d", type);
+    return R_INTERNAL;
+  }
+  struct mr *m = calloc(1, sizeof *m);
+  m->comm = comm;
+  m->base = data;
+  m->size = size;
+  m->type = type;
+  *mhandle = m;
+  return R_OK_;
+}
+
+#if PEER_NET_VERSION >= 8
+static int p_regmr(void *comm, void *data, size_t size, int type, void **mhandle) {
+  return reg_common(comm, data, size, type, mhandle);
+}
+#else
+static int p_regmr(void *comm, void *data, int size, int type, void **mhandle) {
+  if (size < 0) return R_INTERNAL;
+  return reg_common(comm, data, (size_t)size, type, mhandle);
+}
+#endif
+
+static int p_deregmr(void *comm, void *mhandle) {
+  struct mr *m = mhandle;
+  if (m && m->comm != comm) {
+    WARN("NET/testpeer : deregMr on another comm");
+    return R_INTERNAL;
+  }
+  free(m);
+  return R_OK_;
+}
+
+static int post(struct comm *c, int op, void *data, int size, struct mr *m, void **request) {
+  *request = NULL;
+  if (m == NULL) {
+    WARN("NET/testpeer : mhandle is null");
+    return R_INTERNAL;
+  }
+  if (m->comm != c || (char *)data < m->base || size < 0 || (char *)data + size > m->base + m->size) {
+    WARN("NET/testpeer : buffer %p+%d outside its registration", data, size);
+    return R_INTERNAL;
+  }
+  if (c->broken) return R_INTERNAL;
+  if (c->posted - c->released >= SLOTS) {
+    WARN("NET/testpeer : unable to allocate requests");
+    return R_INTERNAL; /* what TCPX returns when its 16 slots are taken */
+  }
+  int slot = c->posted % SLOTS;
+  struct request *r = &c->reqs[slot];
+  struct comm *keep = r->comm;
+  memset(r, 0, sizeof *r);
+  r->comm = keep;
+  r->op = op;
+  r->type = m->type;
+  r->data = data;
+  r->size = size;
+  r->msg_size = op == OP_SEND ? size : -1;
+  r->slot = slot;
+  if (devmem_receive(r)) {
+    r->unpack.active = true;
+    r->unpack.index = slot;
+    r->unpack.frags = c->meta->frags[slot];
+    r->unpack.count = &c->meta->count[slot];
+  }
+  c->posted++;
+  *request = r;
+  return R_OK_;
+}
+
+static int p_isend(void *send_comm, void *data, int size, int tag, void *mhandle, void **request) {
+  (void)tag; /* TCPX ignores tags */
+  return post(send_comm, OP_SEND, data, size, mhandle, request);
+}
+
+static int p_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags, void **mhandles, void **request) {
+  (void)tags;
+  if (n != 1) return R_INTERNAL;
+  return post(recv_comm, OP_RECV, data[0], sizes[0], mhandles[0], request);
+}
+
+static int p_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request) {
+  (void)recv_comm; (void)n; (void)data; (void)sizes; (void)mhandles; (void)request;
+  WARN("NET/testpeer : iflush must not be called");
+  return R_INTERNAL;
+}
+
+/* Moves as many bytes as the socket takes now. Returns -1 on failure. */
+static int progress(struct request *r) {
+  struct comm *c = r->comm;
+  int sending = r->op == OP_SEND;
+  if (sending) r->hdr = (uint32_t)r->size;
+  while (r->hdr_done < 4) {
+    long n = io_step(c, sending, (char *)&r->hdr + r->hdr_done, 4 - r->hdr_done);
+    if (n < 0) return -1;
+    if (n == 0) return 0;
+    r->hdr_done += n;
+  }
+  if (!sending && r->msg_size < 0) {
+    if ((int)r->hdr > r->size || (int)r->hdr < 0) {
+      WARN("NET/testpeer : message of %u bytes for a receive of %d", r->hdr, r->size);
+      return -1;
+    }
+    r->msg_size = (int)r->hdr;
+  }
+  if (!sending && r->type == PTR_HOST) WARN("NET/testpeer requested receive on host mem buffer");
+  while (r->body_done < r->msg_size) {
+    if (devmem_receive(r)) {
+      /* scattered, permuted bounce pages; even fragments start mid-page like skb frags do */
+      if (r->frag_done == 0) {
+        if (r->nfrag >= MAX_FRAGS) {
+          WARN("NET/testpeer : request too many pages %d", r->nfrag);
+          return -1;
+        }
+        uint32_t page = (uint32_t)((r->nfrag * 7 + 3) % PAGES_PER_SLOT);
+        uint32_t in_page = (r->nfrag % 2) ? 0 : 512;
+        uint32_t left = (uint32_t)(r->msg_size - r->body_done);
+        struct fragment *f = &r->unpack.frags[r->nfrag];
+        f->src_off = (uint32_t)(r->slot * PAGES_PER_SLOT + page) * PAGE + in_page;
+        f->len = left < PAGE - in_page ? left : PAGE - in_page;
+        f->dst_off = (uint64_t)r->body_done;
+        r->nfrag++;
+        r->unpack.count_cache = r->nfrag;
+      }
+      struct fragment *f = &r->unpack.frags[r->nfrag - 1];
+      long n = io_step(c, 0, c->bounce + f->src_off + r->frag_done, f->len - r->frag_done);
+      if (n < 0) return -1;
+      if (n == 0) return 0;
+      r->frag_done += n;
+      r->body_done += n;
+      if ((uint32_t)r->frag_done == f->len) r->frag_done = 0;
+    } else {
+      long n = io_step(c, sending, r->data + r->body_done, r->msg_size - r->body_done);
+      if (n < 0) return -1;
+      if (n == 0) return 0;
+      r->body_done += n;
+    }
+  }
+  r->done = 1;
+  return 0;
+}
+
+static int p_test(void *request, int *done, int *sizes) {
+  (void)sizes; /* TCPX never writes the size */
+  *done = 0;
+  struct request *r = request;
+  if (r == NULL) {
+    WARN("NET/testpeer : test called with NULL request");
+    return R_INTERNAL;
+  }
+  struct comm *c = r->comm;
+  if (c->completed == c->posted || r != &c->reqs[c->completed % SLOTS]) {
+    WARN("NET/testpeer : test called with invalid request %p, expected the oldest", request);
+    return R_INTERNAL;
+  }
+  if (c->broken) return R_INTERNAL;
+  if (progress(r) < 0) {
+    c->broken = 1;
+    return R_INTERNAL;
+  }
+  if (!r->done) return R_OK_;
+  if (devmem_receive(r)) *r->unpack.count = r->msg_size ? (uint64_t)r->nfrag : 0;
+  c->completed++;
+  if (r->op == OP_SEND || PEER_NET_VERSION < 7) c->released++;
+  *done = 1;
+  return R_OK_;
+}
+
+static void free_comm(struct comm *c) {
+  if (c == NULL) return;
+  if (c->fd >= 0) close(c->fd);
+  if (c->bounce) munmap(c->bounce, (size_t)SLOTS * PAGES_PER_SLOT * PAGE);
+  free(c->meta);
+  free(c->uh);
+  free(c);
+}
+
+static int p_close(void *comm) {
+  free_comm(comm);
+  return R_OK_;
+}
+
+static int p_close_listen(void *listen_comm) {
+  struct listen_comm *l = listen_comm;
+  if (l) {
+    close(l->fd);
+    if (l->pending >= 0) close(l->pending);
+    free(l);
+  }
+  return R_OK_;
+}
+
+#if PEER_NET_VERSION >= 7
+static int p_get_device_mr(void *comm, void *mhandle, void **dptr) {
+  (void)comm; (void)mhandle; (void)dptr;
+  return R_OK_;
+}
+
+static int p_irecv_consumed(void *recv_comm, int n, void *request) {
+  struct comm *c = recv_comm;
+  if (request == NULL || n != 1) {
+    WARN("NET/testpeer : irecvConsumed with null request or n != 1");
+    return R_INTERNAL;
+  }
+  struct request *r = request;
+  if (r->op != OP_RECV) {
+    WARN("NET/testpeer : irecvConsumed called for send request %p", request);
+    return R_OK_;
+  }
+  if (c->released == c->completed || r != &c->reqs[c->released % SLOTS]) {
+    WARN("NET/testpeer : irecvConsumed called with %p, not the oldest completed receive", request);
+    return R_INTERNAL;
+  }
+  c->released++;
+  if (c->uh) c->uh->head++;
+  return R_OK_;
+}
+#endif
+
+/* ---- the exported table ---- */
+
+#ifdef PEER_NO_TABLE
+EXPORT volatile struct { const char *name; } ncclNetPlugin_v4 = {"tcpx4j-testpeer-v4"};
+#else
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define SYM2(v) ncclNetPlugin_v##v
+#define SYM(v) SYM2(v)
+
+EXPORT volatile struct {
+  const char *name;
+  int (*init)(peer_logger);
+  int (*devices)(int *);
+  void *get_properties;
+  int (*listen)(int, void *, void **);
+  void *connect;
+  void *accept;
+  void *reg_mr;
+#if PEER_NET_VERSION >= 6
+  void *reg_mr_dma_buf;
+#endif
+  int (*dereg_mr)(void *, void *);
+  int (*isend)(void *, void *, int, int, void *, void **);
+  int (*irecv)(void *, int, void **, int *, int *, void **, void **);
+  int (*iflush)(void *, int, void **, int *, void **, void **);
+  int (*test)(void *, int *, int *);
+  int (*close_send)(void *);
+  int (*close_recv)(void *);
+  int (*close_listen)(void *);
+#if PEER_NET_VERSION >= 7
+  int (*get_device_mr)(void *, void *, void **);
+  int (*irecv_consumed)(void *, int, void *);
+#endif
+} SYM(PEER_NET_VERSION) = {
+  "tcpx4j-testpeer-v" STR(PEER_NET_VERSION),
+  p_init,
+  p_devices,
+  (void *)p_properties,
+  p_listen,
+  (void *)p_connect,
+  (void *)p_accept,
+  (void *)p_regmr,
+#if PEER_NET_VERSION >= 6
+  NULL, /* like TCPX: no dma-buf registration */
+#endif
+  p_deregmr,
+  p_isend,
+  p_irecv,
+  p_iflush,
+  p_test,
+  p_close,
+  p_close,
+  p_close_listen,
+#if PEER_NET_VERSION >= 7
+  p_get_device_mr,
+  p_irecv_consumed,
+#endif
+};
+#endif
+
+/* Sizes and offsets as this compiler lays the ABI structs out, for the Java layout tests. */
+EXPORT long tcpx4j_testpeer_layout(const char *what) {
+#define L(n, v) if (strcmp(what, n) == 0) return (long)(v)
+  L("fragment.size", sizeof(struct fragment));
+  L("fragment.src_off", offsetof(struct fragment, src_off));
+  L("fragment.len", offsetof(struct fragment, len));
+  L("fragment.dst_off", offsetof(struct fragment, dst_off));
+  L("unpack_handle.size", sizeof(struct unpack_handle));
+  L("unpack_handle.meta", offsetof(struct unpack_handle, meta));
+  L("unpack_handle.bounce", offsetof(struct unpack_handle, bounce));
+  L("unpack_handle.head", offsetof(struct unpack_handle, head));
+  L("device_handle.size", sizeof(struct device_handle));
+  L("device_handle.type", offsetof(struct device_handle, type));
+  L("device_handle.version", offsetof(struct device_handle, version));
+  L("device_handle.handle", offsetof(struct device_handle, handle));
+  L("device_handle.bytes", offsetof(struct device_handle, size));
+  L("device_handle.needs_proxy", offsetof(struct device_handle, needs_proxy_progress));
+  L("request.unpack", offsetof(struct request, unpack));
+  L("request.unpack.frags", offsetof(struct request, unpack) + offsetof(struct unpack_view, frags));
+  L("request.unpack.count", offsetof(struct request, unpack) + offsetof(struct unpack_view, count));
+  L("props_v6.size", sizeof(struct props_v6));
+  L("props_v6.guid", offsetof(struct props_v6, guid));
+  L("props_v6.ptr_support", offsetof(struct props_v6, ptr_support));
+  L("props_v6.speed", offsetof(struct props_v6, speed));
+  L("props_v6.latency", offsetof(struct props_v6, latency));
+  L("props_v6.max_recvs", offsetof(struct props_v6, max_recvs));
+  L("props_v7.size", sizeof(struct props_v7));
+  L("props_v7.device_type", offsetof(struct props_v7, device_type));
+  L("props_v7.device_version", offsetof(struct props_v7, device_version));
+  L("props_v8.size", sizeof(struct props_v8));
+  L("props_v8.reg_is_global", offsetof(struct props_v8, reg_is_global));
+  L("props_v8.speed", offsetof(struct props_v8, speed));
+  L("props_v8.latency", offsetof(struct props_v8, latency));
+  L("props_v8.max_recvs", offsetof(struct props_v8, max_recvs));
+  L("props_v8.device_type", offsetof(struct props_v8, device_type));
+  L("props_v8.device_version", offsetof(struct props_v8, device_version));
+#undef L
+  return -1;
+}
