@@ -388,6 +388,10 @@ public final class Engine implements TransferEngine {
                 }
                 existing.abandon();
                 connectionsClosed = true;
+            } else if (existing.isEstablished() && existing.dialer && existing.peerIncarnation == peerIncarnation
+                    && config.name().compareTo(name) < 0) {
+                // the peer's half of a crossing dial arriving late: ours, dialed by the smaller name, stays
+                return false;
             } else {
                 existing.fail(new TransferException(Code.REMOTE_DISCONNECT, "peer " + name + " reconnected"
                         + (existing.peerIncarnation != peerIncarnation ? " after a restart" : "")));

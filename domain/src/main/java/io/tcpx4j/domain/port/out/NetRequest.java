@@ -32,6 +32,9 @@ public interface NetRequest {
     /** Address the fragments' srcOff are relative to. */
     long bounceBase();
 
-    /** Where the bounce area lives: DRAM (host or host-mapped) or VRAM. */
+    /**
+     * Where the bounce area lives: DRAM (host or host-mapped) or VRAM. Adapters may classify the bounce
+     * base through {@code DeviceMemory.kindOf}.
+     */
     MemoryKind bounceKind();
 }

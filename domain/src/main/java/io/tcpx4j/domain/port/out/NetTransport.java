@@ -10,8 +10,9 @@ import java.util.Set;
  *
  * <p>Contract (every adapter, checked by the transport TCK):
  * <ul>
- *   <li>No method blocks. {@link #connect} and {@link #accept} return {@code null} until the peer is
- *       there; the caller retries later (no busy spin on its thread).</li>
+ *   <li>No data-path method blocks. {@link #connect} and {@link #accept} return {@code null} until the
+ *       peer is there; the caller retries later (no busy spin on its thread). {@code close*} may wait
+ *       briefly until the adapter no longer touches the caller's memory.</li>
  *   <li>{@link #isend} / {@link #irecv} return {@code null} (BUSY) when the comm's 16 request slots
  *       are taken or the comm is not fully connected yet. A receive holds its slot until consumed.</li>
  *   <li>Sends and receives on one comm match in posting order; tags are bookkeeping only.</li>
@@ -21,7 +22,8 @@ import java.util.Set;
  *   <li>Registrations are per comm. CUDA ranges must be 4 KiB aligned (start and length).</li>
  *   <li>Errors are {@link TransferException}s: REMOTE_DISCONNECT when the peer went away, BACKEND for
  *       other transport failures, INVALID_PARAM for misuse, NOT_SUPPORTED for an undeclared capability.</li>
- *   <li>After {@code close} of a comm, its requests are void and its registrations dropped.</li>
+ *   <li>After {@code close} of a comm, its requests are void ({@code test}/{@code consumed} on them
+ *       throw) and its registrations dropped.</li>
  * </ul>
  *
  * <p>Implementations are <b>not required to be thread-safe per comm</b>: the engine drives each comm
@@ -47,7 +49,11 @@ public interface NetTransport extends AutoCloseable {
     /** Starts listening on a device. */
     Listener listen(int device);
 
-    /** Connects to a peer's listener handle (128 bytes). Returns {@code null} until connected. */
+    /**
+     * Connects to a peer's listener handle (128 bytes). Returns {@code null} until connected. Calling
+     * again with equal handle bytes resumes the same attempt (TCPX keeps connect's progress in the
+     * handle); a failed attempt throws once, and a later call starts over.
+     */
     SendComm connect(int device, byte[] handle);
 
     /** Accepts the next connection on a listener. Returns {@code null} until one arrives. */

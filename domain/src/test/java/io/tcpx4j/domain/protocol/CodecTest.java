@@ -1,0 +1,128 @@
+package io.tcpx4j.domain.protocol;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.TransferException;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class CodecTest {
+
+    private static final byte[] SECRET = new byte[ConnInfo.SECRET_BYTES];
+
+    static {
+        Arrays.fill(SECRET, (byte) 7);
+    }
+
+    @Test
+    void connInfoRoundTrips() {
+        ConnInfo c = new ConnInfo("prefill-0", "127.0.0.1", 40123, SECRET);
+        assertThat(ConnInfo.decode(c.encode())).isEqualTo(c);
+    }
+
+    @Test
+    void regionMetadataRoundTrips() {
+        RegionMetadata m = new RegionMetadata("decode-3", new MemoryDescriptor(0x7f00_0000_1000L, 1 << 20, MemoryKind.VRAM, 5));
+        assertThat(RegionMetadata.decode(m.encode())).isEqualTo(m);
+    }
+
+    @Test
+    void everyTruncationOfAValidBlobIsRejectedAsInvalidParam() {
+        byte[] conn = new ConnInfo("a", "127.0.0.1", 1, SECRET).encode();
+        byte[] md = new RegionMetadata("a", MemoryDescriptor.dram(4096, 10)).encode();
+        for (int n = 0; n < conn.length; n++) {
+            byte[] cut = Arrays.copyOf(conn, n);
+            assertThatThrownBy(() -> ConnInfo.decode(cut)).isInstanceOf(TransferException.class)
+                    .extracting(e -> ((TransferException) e).code()).isEqualTo(TransferException.Code.INVALID_PARAM);
+        }
+        for (int n = 0; n < md.length; n++) {
+            byte[] cut = Arrays.copyOf(md, n);
+            assertThatThrownBy(() -> RegionMetadata.decode(cut)).isInstanceOf(TransferException.class)
+                    .extracting(e -> ((TransferException) e).code()).isEqualTo(TransferException.Code.INVALID_PARAM);
+        }
+    }
+
+    @Test
+    void trailingBytesAndWrappingRangesAreRejected() {
+        byte[] md = new RegionMetadata("a", MemoryDescriptor.dram(4096, 10)).encode();
+        byte[] longer = Arrays.copyOf(md, md.length + 1);
+        assertThatThrownBy(() -> RegionMetadata.decode(longer)).hasMessageContaining("trailing");
+        ByteBuffer b = ByteBuffer.wrap(md.clone());
+        b.putLong(md.length - 16, -4096L); // address near the top
+        b.putLong(md.length - 8, 8192L);   // length that wraps
+        assertThatThrownBy(() -> RegionMetadata.decode(b.array())).isInstanceOf(TransferException.class)
+                .hasMessageContaining("wraps");
+    }
+
+    @Test
+    void framesRoundTripThroughWriterAndReader() {
+        FrameWriter w = new FrameWriter();
+        w.hello("alpha", 42, SECRET, 3);
+        w.write(9, 4096, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);
+        w.write(10, 4096, null, new long[0], new long[0], 0);
+        w.read(11, new long[] {5}, new long[] {6}, 1);
+        w.readData(11, 8192);
+        w.writeAck(9, -6);
+        w.notif(new byte[] {9});
+        w.ping();
+        w.bye();
+        FrameReader r = new FrameReader();
+        ByteBuffer p = w.pending();
+        byte[] bytes = new byte[p.remaining()];
+        p.get(bytes);
+        // feed byte by byte: frames only appear once complete
+        int frames = 0;
+        ControlFrame f;
+        for (byte value : bytes) {
+            r.feed(new byte[] {value});
+            while ((f = r.next()) != null) {
+                frames++;
+                if (f instanceof ControlFrame.Write wr && wr.xfer() == 9) {
+                    assertThat(wr.notification()).containsExactly(1, 2);
+                    assertThat(wr.addresses()).containsExactly(10, 20);
+                    assertThat(wr.lengths()).containsExactly(30, 40);
+                }
+                if (f instanceof ControlFrame.Hello h) {
+                    assertThat(h.name()).isEqualTo("alpha");
+                    assertThat(h.secret()).isEqualTo(SECRET);
+                    assertThat(h.channels()).isEqualTo(3);
+                }
+            }
+        }
+        assertThat(frames).isEqualTo(9);
+    }
+
+    @Test
+    void oversizedLengthPrefixIsRejectedWithoutAllocating() {
+        FrameReader r = new FrameReader();
+        r.maxFrame(1024);
+        r.feed(ByteBuffer.allocate(5).putInt(1 << 30).put((byte) 1).array());
+        assertThatThrownBy(r::next).isInstanceOf(TransferException.class).hasMessageContaining("frame length");
+    }
+
+    @Test
+    void randomBytesNeverEscapeAsAnythingButInvalidParam() {
+        Random rnd = new Random(1);
+        for (int i = 0; i < 20_000; i++) {
+            byte[] junk = new byte[rnd.nextInt(64)];
+            rnd.nextBytes(junk);
+            int type = rnd.nextInt(14);
+            try {
+                ControlFrame.decode(type, ByteBuffer.wrap(junk));
+            } catch (TransferException e) {
+                assertThat(e.code()).isIn(TransferException.Code.INVALID_PARAM);
+            }
+            try {
+                ConnInfo.decode(junk);
+            } catch (TransferException e) {
+                assertThat(e.code()).isIn(TransferException.Code.INVALID_PARAM, TransferException.Code.NOT_SUPPORTED);
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package io.tcpx4j.inject;
+
+import com.google.inject.AbstractModule;
+import com.google.inject.Provides;
+import com.google.inject.Singleton;
+import com.google.inject.multibindings.OptionalBinder;
+import io.tcpx4j.api.TransferEngine;
+import io.tcpx4j.domain.Engine;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.port.out.Clock;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.Unpacker;
+
+import java.util.Objects;
+
+/**
+ * The engine and its configuration. Install it beside one transport module, which binds
+ * {@link NetTransport}:
+ *
+ * <pre>{@code
+ * Injector injector = Guice.createInjector(new EngineModule(config), new LoopbackTransportModule());
+ * EngineLifecycle life = injector.getInstance(EngineLifecycle.class);
+ * life.start();
+ * TransferEngine engine = injector.getInstance(TransferEngine.class);
+ * }</pre>
+ *
+ * <p>Bindings provided:
+ * <ul>
+ *   <li>{@link EngineConfig} — the instance given to the constructor;</li>
+ *   <li>{@link Engine} and {@link TransferEngine} — one engine per injector, created but not started
+ *       (no sockets are opened until {@link EngineLifecycle#start()});</li>
+ *   <li>{@link EngineLifecycle} — explicit start and stop;</li>
+ *   <li>{@link Clock} — the system clock;</li>
+ *   <li>{@link DeviceMemory} and {@link Unpacker} as optional bindings whose defaults are the host-only
+ *       {@link HostMemory} and {@link CpuUnpacker}; a GPU module (CudaUnpackModule) sets them with
+ *       {@code OptionalBinder.setBinding()}.</li>
+ * </ul>
+ * Required from elsewhere: {@link NetTransport}. {@code configure()} does no I/O.
+ */
+public final class EngineModule extends AbstractModule {
+
+    private final EngineConfig config;
+
+    public EngineModule(EngineConfig config) {
+        this.config = Objects.requireNonNull(config, "config");
+    }
+
+    @Override
+    protected void configure() {
+        bind(EngineConfig.class).toInstance(config);
+        bind(Clock.class).toInstance(Clock.SYSTEM);
+        OptionalBinder.newOptionalBinder(binder(), DeviceMemory.class).setDefault().to(HostMemory.class);
+        OptionalBinder.newOptionalBinder(binder(), Unpacker.class).setDefault().to(CpuUnpacker.class);
+        bind(HostMemory.class).in(Singleton.class);
+        bind(CpuUnpacker.class).in(Singleton.class);
+        bind(TransferEngine.class).to(Engine.class);
+        bind(EngineLifecycle.class).in(Singleton.class);
+    }
+
+    @Provides
+    @Singleton
+    Engine engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
+        return new Engine(config, transport, memory, unpacker, clock);
+    }
+}

@@ -1,0 +1,173 @@
+package io.tcpx4j.transport.loopback;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+/**
+ * One I/O thread: a selector over the sockets of the comms it owns, a task queue for set-up and
+ * tear-down, and a pump pass over every owned comm per turn. All socket I/O and all state a comm's
+ * streams touch happen here, which is why a request's completion never runs on the caller's thread.
+ *
+ * <p>Thread-safe entry points: {@link #execute}, {@link #wake}, {@link #shutdown}. Everything else is
+ * <b>confined to the loop thread</b>.
+ */
+final class IoLoop implements Runnable {
+
+    private static final System.Logger LOG = System.getLogger(IoLoop.class.getName());
+
+    /** Something that reacts to readiness of a key it attached itself to. */
+    interface Handler {
+        void ready(SelectionKey key);
+
+        /** The handler threw; it must fail whatever it serves and let go of its sockets. */
+        void crashed(RuntimeException e);
+    }
+
+    /** Something with work that may be ready without a socket event (posted requests, staging). */
+    interface Pumpable {
+        void pump();
+
+        /** {@link #pump()} threw; fail what it serves and {@link #remove} it. */
+        void crashed(RuntimeException e);
+    }
+
+    private final Selector selector;
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean wakePending = new AtomicBoolean();
+    private final ArrayList<Pumpable> pumpables = new ArrayList<>();
+    private final Consumer<SelectionKey> onKey = this::onKey;
+    private volatile boolean running = true;
+    private boolean pollSoon;
+
+    IoLoop(String name) {
+        try {
+            selector = Selector.open();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        thread = new Thread(this, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    Selector selector() {
+        return selector;
+    }
+
+    boolean inLoop() {
+        return Thread.currentThread() == thread;
+    }
+
+    boolean isRunning() {
+        return running;
+    }
+
+    /** Runs a task on the loop thread soon. Returns false if the loop has stopped. */
+    boolean execute(Runnable task) {
+        if (!running) {
+            return false;
+        }
+        tasks.add(task);
+        wake();
+        return true;
+    }
+
+    /** Makes the loop run a pump pass soon; allocation-free, so the data path may call it per request. */
+    void wake() {
+        if (wakePending.compareAndSet(false, true)) {
+            selector.wakeup();
+        }
+    }
+
+    /** Loop thread: come back within a millisecond even without events (waiting on a staging copy). */
+    void pollSoon() {
+        pollSoon = true;
+    }
+
+    void add(Pumpable p) {
+        pumpables.add(p);
+    }
+
+    void remove(Pumpable p) {
+        pumpables.remove(p);
+    }
+
+    @Override
+    public void run() {
+        try {
+            while (running) {
+                boolean soon = pollSoon;
+                pollSoon = false;
+                selector.select(onKey, soon ? 1 : 0);
+                // Cleared before the pump pass: a post after this point sets it again and wakes us.
+                wakePending.set(false);
+                for (Runnable t; (t = tasks.poll()) != null; ) {
+                    t.run();
+                }
+                for (int i = 0; i < pumpables.size(); ) {
+                    Pumpable p = pumpables.get(i);
+                    try {
+                        p.pump();
+                    } catch (RuntimeException e) {
+                        p.crashed(e);
+                    }
+                    // a pump that failed its comm removed itself; then index i already holds the next one
+                    if (i < pumpables.size() && pumpables.get(i) == p) {
+                        i++;
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            LOG.log(System.Logger.Level.ERROR, "I/O loop " + thread.getName() + " died", e);
+        } finally {
+            running = false;
+            for (Runnable t; (t = tasks.poll()) != null; ) {
+                t.run(); // close tasks count down their latches; sockets are closed below anyway
+            }
+            for (SelectionKey key : selector.keys()) {
+                try {
+                    key.channel().close();
+                } catch (IOException ignored) {
+                    // closing everything on the way out; nothing to report to
+                }
+            }
+            try {
+                selector.close();
+            } catch (IOException ignored) {
+                // as above
+            }
+        }
+    }
+
+    private void onKey(SelectionKey key) {
+        Object a = key.attachment();
+        if (a instanceof Handler h && key.isValid()) {
+            try {
+                h.ready(key);
+            } catch (RuntimeException e) {
+                h.crashed(e);
+            }
+        }
+    }
+
+    /** Stops the loop and closes its sockets; waits a bounded time for the thread. */
+    void shutdown() {
+        running = false;
+        selector.wakeup();
+        if (!inLoop()) {
+            try {
+                thread.join(TimeUnit.SECONDS.toMillis(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+package io.tcpx4j.transport.loopback;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.port.out.Listener;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A listening socket. Every incoming socket first sends a 32-byte hello
+ * {@code (u32 magic, 16 B nonce, u64 connection id, u16 index, u16 count)}; the listener answers one
+ * byte, 1 to accept or 0 to reject (wrong nonce: a stale or forged handle), and groups accepted
+ * sockets by connection id. A complete group becomes a receive comm that {@code accept} hands out.
+ *
+ * <p>Thread-safe: {@link #handle()} and {@link #poll()} from any thread; the rest on the loop thread.
+ */
+final class LoopbackListener implements Listener, IoLoop.Handler {
+
+    static final int HELLO_BYTES = 32;
+
+    private final LoopbackTransport transport;
+    final IoLoop loop;
+    final int device;
+    private final ServerSocketChannel server;
+    private final byte[] nonce;
+    private final byte[] handle;
+    private final ConcurrentLinkedQueue<LoopbackRecvComm> ready = new ConcurrentLinkedQueue<>();
+    private final Map<Long, Group> groups = new HashMap<>();
+    private final List<SocketChannel> handshaking = new ArrayList<>();
+    volatile boolean closed;
+
+    LoopbackListener(LoopbackTransport transport, IoLoop loop, int device, ServerSocketChannel server, byte[] nonce,
+                     byte[] handle) {
+        this.transport = transport;
+        this.loop = loop;
+        this.device = device;
+        this.server = server;
+        this.nonce = nonce;
+        this.handle = handle;
+    }
+
+    @Override
+    public byte[] handle() {
+        return handle.clone();
+    }
+
+    /** The next complete connection, or null. */
+    LoopbackRecvComm poll() {
+        return ready.poll();
+    }
+
+    /** Loop thread. */
+    void register() {
+        try {
+            server.register(loop.selector(), SelectionKey.OP_ACCEPT, this);
+        } catch (ClosedChannelException e) {
+            closed = true;
+        }
+    }
+
+    @Override
+    public void ready(SelectionKey key) {
+        while (true) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+            } catch (IOException e) {
+                return; // a connection that died in the backlog; the listener itself is fine
+            }
+            if (ch == null) {
+                return;
+            }
+            try {
+                LoopbackTransport.configure(ch);
+                ch.register(loop.selector(), SelectionKey.OP_READ, new HelloReader(ch));
+                handshaking.add(ch);
+            } catch (IOException e) {
+                closeQuietly(ch);
+            }
+        }
+    }
+
+    @Override
+    public void crashed(RuntimeException e) {
+        System.getLogger(LoopbackListener.class.getName()).log(System.Logger.Level.ERROR, "listener failed", e);
+        closeOnLoop();
+    }
+
+    /** Caller thread: closes on the loop and waits (bounded) for it. */
+    void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        CountDownLatch done = new CountDownLatch(1);
+        if (loop.execute(() -> {
+            closeOnLoop();
+            done.countDown();
+        })) {
+            try {
+                done.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        // comms completed on the loop after its close task ran cannot exist: the loop did both in order
+        for (LoopbackRecvComm c; (c = ready.poll()) != null; ) {
+            c.close();
+        }
+    }
+
+    private void closeOnLoop() {
+        closed = true;
+        closeQuietly(server);
+        for (SocketChannel ch : handshaking) {
+            closeQuietly(ch);
+        }
+        handshaking.clear();
+        for (Group g : groups.values()) {
+            for (SocketChannel ch : g.channels) {
+                if (ch != null) {
+                    closeQuietly(ch);
+                }
+            }
+        }
+        groups.clear();
+    }
+
+    private static void closeQuietly(java.nio.channels.Channel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // closing is all we wanted
+        }
+    }
+
+    /** Sockets of one connection arriving. */
+    private static final class Group {
+        final SocketChannel[] channels;
+        final SelectionKey[] keys;
+        int arrived;
+
+        Group(int count) {
+            channels = new SocketChannel[count];
+            keys = new SelectionKey[count];
+        }
+    }
+
+    /** Reads one socket's hello. <b>Confined to the loop thread.</b> */
+    private final class HelloReader implements IoLoop.Handler {
+        private final SocketChannel ch;
+        private final ByteBuffer hello = ByteBuffer.allocate(HELLO_BYTES);
+
+        HelloReader(SocketChannel ch) {
+            this.ch = ch;
+        }
+
+        @Override
+        public void ready(SelectionKey key) {
+            try {
+                if (ch.read(hello) < 0) {
+                    drop(key);
+                    return;
+                }
+                if (hello.hasRemaining()) {
+                    return;
+                }
+                hello.flip();
+                int magic = hello.getInt();
+                byte[] got = new byte[HandleCodec.NONCE_BYTES];
+                hello.get(got);
+                long connId = hello.getLong();
+                int index = Short.toUnsignedInt(hello.getShort());
+                int count = Short.toUnsignedInt(hello.getShort());
+                Group g = groups.get(connId);
+                boolean ok = !closed && magic == HandleCodec.MAGIC && MessageDigest.isEqual(got, nonce)
+                        && count == transport.config().socketsPerComm() && index < count
+                        && (g == null || g.channels[index] == null);
+                ch.write(ByteBuffer.wrap(new byte[] {(byte) (ok ? 1 : 0)}));
+                if (!ok) {
+                    drop(key);
+                    return;
+                }
+                key.interestOps(0);
+                key.attach(null);
+                handshaking.remove(ch);
+                if (g == null) {
+                    g = new Group(count);
+                    groups.put(connId, g);
+                }
+                g.channels[index] = ch;
+                g.keys[index] = key;
+                if (++g.arrived == count) {
+                    groups.remove(connId);
+                    LoopbackRecvComm comm = new LoopbackRecvComm(transport, loop, count);
+                    comm.attach(g.channels, g.keys);
+                    ready.add(comm);
+                }
+            } catch (IOException e) {
+                drop(key);
+            }
+        }
+
+        private void drop(SelectionKey key) {
+            key.cancel();
+            handshaking.remove(ch);
+            closeQuietly(ch);
+        }
+
+        @Override
+        public void crashed(RuntimeException e) {
+            handshaking.remove(ch);
+            closeQuietly(ch);
+        }
+    }
+
+    static void checkDevice(int device, int devices) {
+        if (device < 0 || device >= devices) {
+            throw new TransferException(TransferException.Code.INVALID_PARAM,
+                    "device " + device + " out of range 0.." + (devices - 1));
+        }
+    }
+}

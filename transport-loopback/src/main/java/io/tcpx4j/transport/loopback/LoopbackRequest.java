@@ -1,0 +1,88 @@
+package io.tcpx4j.transport.loopback;
+
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.port.out.NetRequest;
+
+/**
+ * One of a comm's 16 pooled request slots. The caller thread fills the posting fields and then
+ * publishes them by bumping the comm's volatile {@code posted} counter; the loop thread fills the
+ * completion fields and publishes them with the volatile {@link #done}.
+ *
+ * <p><b>Not thread-safe</b> beyond that hand-off.
+ */
+final class LoopbackRequest implements NetRequest {
+
+    static final int FREE = 0;
+    static final int POSTED = 1;
+    /** A receive that tested done and awaits {@code consumed}. */
+    static final int COMPLETED = 2;
+
+    final LoopbackComm comm;
+    final int slot;
+
+    // Caller thread, before publication.
+    int state = FREE;
+    long seq;
+    long address;
+    int size;
+    /** Where the send reads from: the caller's memory, or the pinned staging copy of CUDA memory. */
+    long source;
+    long stagingTicket;
+    boolean bounce;
+    int pageCount;
+    int[] pages;
+    long fragmentTable;
+
+    // Loop thread, published by done.
+    int stripesLeft;
+    int received;
+    int fragments;
+    long doneNanos;
+    volatile boolean done;
+
+    LoopbackRequest(LoopbackComm comm, int slot) {
+        this.comm = comm;
+        this.slot = slot;
+    }
+
+    /** Loop thread: one socket finished its stripe; the last one completes the request. */
+    void stripeDone() {
+        if (--stripesLeft == 0) {
+            if (bounce) {
+                fragments = (received + BouncePool.PAGE - 1) / BouncePool.PAGE;
+            }
+            doneNanos = System.nanoTime();
+            done = true;
+        }
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public int fragmentCount() {
+        return done ? fragments : 0;
+    }
+
+    @Override
+    public long fragmentsAddress() {
+        return fragmentTable;
+    }
+
+    @Override
+    public long bounceBase() {
+        return bounce ? ((LoopbackRecvComm) comm).pool().base : 0;
+    }
+
+    @Override
+    public MemoryKind bounceKind() {
+        return MemoryKind.DRAM;
+    }
+
+    @Override
+    public String toString() {
+        return "LoopbackRequest[seq " + seq + ", " + size + " B, slot " + slot + ", state " + state + "]";
+    }
+}

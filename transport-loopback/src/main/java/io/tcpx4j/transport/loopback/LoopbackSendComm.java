@@ -1,0 +1,177 @@
+package io.tcpx4j.transport.loopback;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.NativeMemory;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.port.out.SendComm;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+
+/**
+ * Sending half of a channel. Each message goes out as, on every socket, an 8-byte header
+ * {@code (u32 seq, u32 size)} followed by that socket's stripe of the payload.
+ *
+ * <p><b>Not thread-safe</b> (see {@link LoopbackComm}).
+ */
+final class LoopbackSendComm extends LoopbackComm implements SendComm {
+
+    private final long dropAfterBytes;
+    private long bytesOut;
+    /** Pinned staging copies of CUDA sources, one per slot, grown on demand (GPU hosts only). */
+    private final MemoryDescriptor[] staging = new MemoryDescriptor[ring.length];
+
+    LoopbackSendComm(LoopbackTransport transport, IoLoop loop, int sockets) {
+        super(transport, loop, sockets);
+        this.dropAfterBytes = transport.config().faults().dropAfterBytes();
+    }
+
+    @Override
+    Stream newStream(int index, SocketChannel channel, SelectionKey key) {
+        return new SendStream(this, index, channel, key);
+    }
+
+    /**
+     * Caller thread: starts the device-to-host copy of a CUDA source into the slot's pinned buffer.
+     * Copies start at post time, so with a window of sends the copy of chunk k+1 runs while chunk k
+     * is on the wire.
+     */
+    void stage(LoopbackRequest r, DeviceMemory memory) {
+        MemoryDescriptor buf = staging[r.slot];
+        if (buf == null || buf.length() < r.size) {
+            if (buf != null) {
+                memory.free(buf);
+            }
+            buf = memory.allocatePinned(Math.max(r.size, BouncePool.PAGE));
+            staging[r.slot] = buf;
+        }
+        r.source = buf.address();
+        r.stagingTicket = r.size == 0 ? 0
+                : memory.copyAsync(buf.slice(0, r.size), MemoryDescriptor.vram(r.address, r.size, 0));
+    }
+
+    /** Loop thread: whether the bytes to send are in host memory yet. */
+    private boolean sourceReady(LoopbackRequest r) {
+        return r.stagingTicket == 0 || transport.deviceMemory().isDone(r.stagingTicket);
+    }
+
+    @Override
+    void freeResources() {
+        for (int i = 0; i < staging.length; i++) {
+            if (staging[i] != null) {
+                transport.deviceMemory().free(staging[i]);
+                staging[i] = null;
+            }
+        }
+    }
+
+    /** Loop thread: counts bytes for the drop-after-N fault; true if the connection was dropped. */
+    private boolean wrote(long n) {
+        bytesOut += n;
+        if (dropAfterBytes >= 0 && bytesOut >= dropAfterBytes) {
+            fail(TransferException.Code.REMOTE_DISCONNECT,
+                    "fault injection: connection dropped after " + bytesOut + " bytes", null);
+            return true;
+        }
+        return false;
+    }
+
+    /** One socket. <b>Confined to the loop thread.</b> */
+    private static final class SendStream extends Stream {
+        private final LoopbackSendComm send;
+        private final ByteBuffer header = ByteBuffer.allocateDirect(8);
+        private final ByteBuffer payload = NativeMemory.newView();
+        private final ByteBuffer[] out = {header, payload};
+        private final ByteBuffer scratch = ByteBuffer.allocateDirect(16);
+        private boolean active;
+
+        SendStream(LoopbackSendComm comm, int index, SocketChannel channel, SelectionKey key) {
+            super(comm, index, channel, key);
+            this.send = comm;
+        }
+
+        @Override
+        void start() {
+            // Readable only ever means EOF or reset: the receiver never writes. Watching it is how an
+            // idle send comm learns that its peer died.
+            interest(SelectionKey.OP_READ);
+        }
+
+        @Override
+        boolean midMessage() {
+            return active;
+        }
+
+        @Override
+        public void ready(SelectionKey key) {
+            if (key.isReadable()) {
+                int n;
+                try {
+                    scratch.clear();
+                    n = channel.read(scratch);
+                } catch (IOException e) {
+                    comm.fail(TransferException.Code.REMOTE_DISCONNECT, "connection to the receiver broke: " + e, e);
+                    return;
+                }
+                if (n < 0) {
+                    comm.fail(TransferException.Code.REMOTE_DISCONNECT, "the receiver closed the connection", null);
+                    return;
+                }
+                if (n > 0) {
+                    comm.fail(TransferException.Code.BACKEND, "protocol error: the receiver sent data", null);
+                    return;
+                }
+            }
+            if (key.isValid() && key.isWritable()) {
+                blocked = false;
+                pump();
+            }
+        }
+
+        @Override
+        void pump() {
+            while (true) {
+                if (!active) {
+                    if (cursor >= comm.posted) {
+                        interest(SelectionKey.OP_READ);
+                        return;
+                    }
+                    LoopbackRequest r = comm.request(cursor);
+                    if (!send.sourceReady(r)) {
+                        comm.loop.pollSoon();
+                        return;
+                    }
+                    int count = comm.streams.length;
+                    long start = stripeStart(r.size, index, count);
+                    long end = stripeEnd(r.size, index, count);
+                    header.clear();
+                    header.putInt(0, (int) r.seq).putInt(4, r.size);
+                    NativeMemory.retarget(payload, r.source + start, (int) (end - start));
+                    active = true;
+                }
+                long n;
+                try {
+                    n = channel.write(out, 0, 2);
+                } catch (IOException e) {
+                    comm.fail(TransferException.Code.REMOTE_DISCONNECT, "connection to the receiver broke: " + e, e);
+                    return;
+                }
+                if (send.wrote(n)) {
+                    return;
+                }
+                if (header.hasRemaining() || payload.hasRemaining()) {
+                    blocked = true;
+                    interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                    return;
+                }
+                active = false;
+                LoopbackRequest r = comm.request(cursor);
+                cursor++;
+                r.stripeDone();
+            }
+        }
+    }
+}

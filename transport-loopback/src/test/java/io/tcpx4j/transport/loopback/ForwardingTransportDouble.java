@@ -1,0 +1,109 @@
+package io.tcpx4j.transport.loopback;
+
+import io.tcpx4j.domain.port.out.Capability;
+import io.tcpx4j.domain.port.out.Comm;
+import io.tcpx4j.domain.port.out.DeviceProperties;
+import io.tcpx4j.domain.port.out.Listener;
+import io.tcpx4j.domain.port.out.MemoryRegistration;
+import io.tcpx4j.domain.port.out.NetRequest;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.PtrType;
+import io.tcpx4j.domain.port.out.RecvComm;
+import io.tcpx4j.domain.port.out.SendComm;
+
+import java.util.Set;
+
+/** Test double: forwards everything to a real transport. The broken doubles override one behaviour each. */
+class ForwardingTransportDouble implements NetTransport {
+
+    final NetTransport delegate;
+
+    ForwardingTransportDouble(NetTransport delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public String name() {
+        return delegate.name();
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return delegate.capabilities();
+    }
+
+    @Override
+    public int deviceCount() {
+        return delegate.deviceCount();
+    }
+
+    @Override
+    public DeviceProperties properties(int device) {
+        return delegate.properties(device);
+    }
+
+    @Override
+    public Listener listen(int device) {
+        return delegate.listen(device);
+    }
+
+    @Override
+    public SendComm connect(int device, byte[] handle) {
+        return delegate.connect(device, handle);
+    }
+
+    @Override
+    public RecvComm accept(Listener listener) {
+        return delegate.accept(listener);
+    }
+
+    @Override
+    public MemoryRegistration register(Comm comm, long address, long size, PtrType type) {
+        return delegate.register(comm, address, size, type);
+    }
+
+    @Override
+    public void deregister(Comm comm, MemoryRegistration registration) {
+        delegate.deregister(comm, registration);
+    }
+
+    @Override
+    public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
+        return delegate.isend(comm, address, size, tag, registration);
+    }
+
+    @Override
+    public NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration registration) {
+        return delegate.irecv(comm, address, size, tag, registration);
+    }
+
+    @Override
+    public boolean test(NetRequest request) {
+        return delegate.test(request);
+    }
+
+    @Override
+    public void consumed(RecvComm comm, NetRequest request) {
+        delegate.consumed(comm, request);
+    }
+
+    @Override
+    public void closeSend(SendComm comm) {
+        delegate.closeSend(comm);
+    }
+
+    @Override
+    public void closeRecv(RecvComm comm) {
+        delegate.closeRecv(comm);
+    }
+
+    @Override
+    public void closeListen(Listener listener) {
+        delegate.closeListen(listener);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}

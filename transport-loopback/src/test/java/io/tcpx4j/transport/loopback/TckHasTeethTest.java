@@ -1,0 +1,101 @@
+package io.tcpx4j.transport.loopback;
+
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.tck.NetTransportConformanceTest;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.engine.discovery.DiscoverySelectors;
+import org.junit.platform.launcher.Launcher;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+import org.junit.platform.launcher.listeners.TestExecutionSummary;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Proves the conformance suite can fail: runs selected TCK tests against deliberately broken test
+ * doubles around the loopback transport and expects failures, and against an honest forwarding
+ * double and expects none (so the failures come from the breakage, not from the wrapping).
+ */
+class TckHasTeethTest {
+
+    private static final String[] SLOT_TESTS = {"sixteenSendSlotsThenBusy", "aReceiveHoldsItsSlotUntilConsumed"};
+    private static final String[] FIFO_TESTS = {"testAndConsumeAreFifo"};
+    private static final String[] FRAGMENT_TESTS = {"devmemReceivesAreFragmentsCoveringTheReceiveExactlyOnce",
+            "transfersEveryByte(int)"};
+
+    @Test
+    void anHonestForwardingDoublePasses() {
+        TestExecutionSummary s = run(HonestTck.class, SLOT_TESTS, FIFO_TESTS, FRAGMENT_TESTS);
+        assertThat(s.getTestsSucceededCount()).isEqualTo(s.getTestsFoundCount()).isGreaterThanOrEqualTo(13);
+    }
+
+    @Test
+    void aSeventeenthSlotIsCaught() {
+        TestExecutionSummary s = run(BrokenSlotsTck.class, SLOT_TESTS);
+        assertThat(s.getTestsFoundCount()).isEqualTo(2);
+        assertThat(s.getTestsFailedCount()).as("both slot tests fail").isEqualTo(2);
+    }
+
+    @Test
+    void ignoredFifoIsCaught() {
+        TestExecutionSummary s = run(BrokenFifoTck.class, FIFO_TESTS);
+        assertThat(s.getTestsFoundCount()).isEqualTo(1);
+        assertThat(s.getTestsFailedCount()).isEqualTo(1);
+    }
+
+    @Test
+    void aSkippedFragmentIsCaught() {
+        TestExecutionSummary s = run(BrokenFragmentTck.class, FRAGMENT_TESTS);
+        // sizes 0, 1, 4095 and 4096 have at most one fragment, which the double leaves alone
+        assertThat(s.getTestsFoundCount()).isEqualTo(10);
+        assertThat(s.getTestsFailedCount()).isEqualTo(6);
+    }
+
+    private static TestExecutionSummary run(Class<?> tck, String[]... methodGroups) {
+        LauncherDiscoveryRequestBuilder request = LauncherDiscoveryRequestBuilder.request();
+        for (String[] group : methodGroups) {
+            for (String m : group) {
+                request.selectors(DiscoverySelectors.selectMethod(tck.getName() + "#" + m));
+            }
+        }
+        LauncherDiscoveryRequest built = request.build();
+        Launcher launcher = LauncherFactory.create();
+        SummaryGeneratingListener listener = new SummaryGeneratingListener();
+        launcher.execute(built, listener);
+        return listener.getSummary();
+    }
+
+    private static NetTransport loopback() {
+        return new LoopbackTransport(LoopbackTransportConformanceTest.testConfig());
+    }
+
+    static class HonestTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new ForwardingTransportDouble(loopback());
+        }
+    }
+
+    static class BrokenSlotsTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new BrokenSlotLimitTransportDouble(loopback());
+        }
+    }
+
+    static class BrokenFifoTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new BrokenFifoTransportDouble(loopback());
+        }
+    }
+
+    static class BrokenFragmentTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new BrokenFragmentTransportDouble(loopback());
+        }
+    }
+}
