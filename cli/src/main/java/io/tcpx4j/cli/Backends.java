@@ -1,18 +1,21 @@
 package io.tcpx4j.cli;
 
+import com.google.inject.Module;
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.domain.memory.CpuUnpacker;
-import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
-import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.transport.loopback.LoopbackConfig;
+import io.tcpx4j.transport.loopback.LoopbackTransportModule;
+import io.tcpx4j.transport.tcpx.TcpxOptions;
+import io.tcpx4j.transport.tcpx.TcpxTransport;
+import io.tcpx4j.transport.tcpx.TcpxTransportModule;
 
+import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The one place where the CLI chooses and builds adapters: the transport, device memory and the
- * unpacker for one engine. Everything else gets them from here, so adding a transport or the CUDA
- * memory module touches only this class.
+ * The one place where the CLI chooses adapters: which transport module an engine's injector gets
+ * (beside {@code EngineModule}), and whether the selected transport and memory exist in this build.
+ * Adding a transport or the CUDA memory module touches only this class.
  *
  * <p>Thread-safe (stateless).
  */
@@ -30,38 +33,41 @@ final class Backends {
         }
     }
 
-    /** The adapters of one engine. The caller closes the transport after the engine. */
-    record Parts(NetTransport transport, DeviceMemory memory, Unpacker unpacker) {
-    }
-
     /**
      * Fails with {@link Unavailable} if this build cannot run {@code transport} with {@code memory}.
-     * Cheap and side-effect free: no native library is loaded here.
+     * Cheap and side-effect free: no native library is loaded here (a missing TCPX plugin shows when
+     * the engine starts, {@link Node#start}).
      */
     static void checkAvailable(TransportKind transport, MemoryKind memory) {
-        if (transport == TransportKind.TCPX) {
-            throw new Unavailable("--transport tcpx is not available in this build (module transport-tcpx is not"
-                    + " built in yet); use --transport loopback");
-        }
         if (memory == MemoryKind.VRAM) {
             throw new Unavailable("--mem vram is not available in this build (module cuda-unpack is not built in"
                     + " yet); use --mem dram");
         }
-        if (transport == TransportKind.LOOPBACK && !loopbackBuilt()) {
-            throw new Unavailable("--transport loopback is not available in this build (module"
-                    + " transport-loopback is not built in yet)");
+        if (!built(transport)) {
+            throw new Unavailable("--transport " + transport.label() + " is not available in this build");
         }
     }
 
-    /** Builds the adapters for one engine. */
-    static Parts create(Spec spec) {
+    /**
+     * The transport module for one engine. Modules do no I/O: the TCPX plugin is loaded when the
+     * injector first provisions the transport.
+     */
+    static Module transportModule(Spec spec) {
         checkAvailable(spec.transport(), spec.memory());
-        DeviceMemory memory = new HostMemory();
-        return new Parts(loopback(spec.bindHost()), memory, new CpuUnpacker());
+        return switch (spec.transport()) {
+            case LOOPBACK -> new LoopbackTransportModule(LoopbackConfig.defaults().withBindHost(spec.bindHost()));
+            case TCPX -> new TcpxTransportModule(TcpxOptions.defaults());
+        };
     }
 
-    private static boolean loopbackBuilt() {
-        return built(TransportKind.LOOPBACK);
+    /**
+     * Opens the TCPX plugin for inspection ({@code doctor}): init runs in a child JVM first (TCPX's
+     * init calls exit(1) when the CUDA driver fails), then here; NCCL_DYNAMIC_CHUNK_SIZE is left alone
+     * so that the doctor reports the environment as the user set it.
+     */
+    static TcpxTransport tcpxForInspection(DeviceMemory memory) {
+        TcpxOptions d = TcpxOptions.defaults();
+        return TcpxTransport.open(new TcpxOptions(d.library(), 0, true, Duration.ofSeconds(30)), memory);
     }
 
     /**
@@ -78,9 +84,5 @@ final class Backends {
         } catch (ClassNotFoundException | LinkageError e) {
             return false;
         }
-    }
-
-    private static NetTransport loopback(String bindHost) {
-        throw new Unavailable("--transport loopback is not available in this build");
     }
 }

@@ -84,6 +84,10 @@ final class BenchCommand implements Callable<Integer> {
             description = "Initiator: the target's --listen address.")
     HostPort peer;
 
+    @Option(names = "--peer-wait", paramLabel = "SECONDS", defaultValue = "30",
+            description = "Initiator: how long to retry connecting to --peer while the target starts. Default: ${DEFAULT-VALUE}.")
+    int peerWait;
+
     /** Set by tests: a progress bar to use instead of the console one. */
     Progress progressOverride;
 
@@ -156,6 +160,9 @@ final class BenchCommand implements Callable<Integer> {
         if (block > TargetServer.MAX_BUFFER / batch) {
             return "largest block size x largest batch size must be at most " + Sizes.format(TargetServer.MAX_BUFFER);
         }
+        if (peerWait < 0) {
+            return "--peer-wait must be at least 0 seconds, was " + peerWait;
+        }
         if (role == null && (peer != null || listen != null)) {
             return (peer != null ? "--peer" : "--listen") + " is for two-host runs: add --role "
                     + (peer != null ? "initiator" : "target");
@@ -182,7 +189,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private List<BenchRow> runInitiator(BenchSettings s, Progress progress) throws IOException, InterruptedException {
-        try (OobChannel channel = OobChannel.connect(peer, Duration.ofSeconds(30))) {
+        try (OobChannel channel = OobChannel.connect(peer, Duration.ofSeconds(peerWait))) {
             String bind = s.bindHost() != null ? s.bindHost() : channel.localAddress().getHostAddress();
             String name = "bench-initiator-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
             try (Node initiator = Node.start(engine.engineConfig(name, bind), engine.spec(bind));

@@ -87,7 +87,7 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows) {
                 ? new Object[] {"Block Size (B)", "Batch Size", "B/W (GB/Sec)", "Avg Lat. (us)", "P99 Lat. (us)",
                         "Avg Prep (us)", "Avg Post (us)", "Mismatches"}
                 : new Object[] {"Block Size (B)", "Batch Size", "B/W (GB/Sec)", "Avg Lat. (us)", "P99 Lat. (us)",
-                        "Avg Prep (us)", "Avg Post (us)"}));
+                        "Avg Prep (us)", "Avg Post (us)"}).stripTrailing()).append('\n');
         b.append("-".repeat(checked ? 118 : 107)).append('\n');
         for (BenchRow r : rows) {
             Object[] cells = {Long.toString(r.blockSize()), Integer.toString(r.batchSize()),
@@ -95,7 +95,8 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows) {
                     String.format(Locale.ROOT, "%.1f", r.p99LatencyUs()), String.format(Locale.ROOT, "%.2f", r.avgPrepUs()),
                     String.format(Locale.ROOT, "%.2f", r.avgPostUs()),
                     r.mismatches() == null ? "" : Long.toString(r.mismatches())};
-            b.append(String.format(Locale.ROOT, fmt, checked ? cells : java.util.Arrays.copyOf(cells, 7)));
+            b.append(String.format(Locale.ROOT, fmt, checked ? cells : java.util.Arrays.copyOf(cells, 7)).stripTrailing())
+                    .append('\n');
         }
         b.append("-".repeat(checked ? 118 : 107)).append('\n');
         return b.toString();

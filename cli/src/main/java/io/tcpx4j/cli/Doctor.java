@@ -1,6 +1,9 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.port.out.DeviceProperties;
+import io.tcpx4j.transport.tcpx.TcpxTransport;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -11,9 +14,10 @@ import java.util.Map;
 
 /**
  * The checks of {@code tcpx4j doctor}. Every check is read-only and fast: it looks at the JVM, the
- * classpath (without initialising classes), the environment, files and sysfs. Nothing here loads a
- * native library or initialises CUDA — the TCPX plugin calls exit(1) from init when the CUDA driver
- * fails, which must never take the doctor down with it.
+ * classpath (without initialising classes), the environment, files and sysfs. The one exception is
+ * {@code --transport tcpx}, which loads the plugin to list its devices — through the transport's
+ * child-JVM probe, because the TCPX plugin calls exit(1) from init when the CUDA driver fails, which
+ * must never take the doctor down with it.
  *
  * <p>Thread-safe (immutable).
  */
@@ -91,10 +95,38 @@ final class Doctor {
                     : Check.info("tcpx", detail));
             return out;
         }
-        // Built: the probe (which loads the plugin) would run in a child JVM; not wired yet.
-        out.add(found.isEmpty() && selected
-                ? Check.fail("tcpx", plugins, "install the TCPX plugin (A3 images: /usr/local/tcpx) or set TCPX4J_NET_PLUGIN", true)
-                : Check.info("tcpx", plugins));
+        if (!selected) {
+            out.add(Check.info("tcpx", "transport-tcpx built in; " + plugins
+                    + " (run 'tcpx4j doctor --transport tcpx' to load and list it)"));
+            return out;
+        }
+        out.addAll(loadTcpx());
+        return out;
+    }
+
+    /**
+     * Loads the plugin and lists its devices. Safe: the transport runs the plugin's init in a child JVM
+     * first (it calls exit(1) when CUDA fails), and only then here.
+     */
+    private List<Check> loadTcpx() {
+        List<Check> out = new ArrayList<>();
+        try (TcpxTransport t = Backends.tcpxForInspection(new HostMemory())) {
+            out.add(Check.ok("tcpx", t.pluginDescription() + ", " + t.deviceCount() + " device(s), capabilities "
+                    + t.capabilities()));
+            for (int d = 0; d < t.deviceCount(); d++) {
+                DeviceProperties p = t.properties(d);
+                out.add(Check.info("tcpx", "device " + d + ": " + p.name() + " " + p.pciPath() + ", "
+                        + p.speedMbps() + " Mbps, ptr " + p.ptrSupport() + ", max comms " + p.maxComms()));
+            }
+            if (t.deviceCount() == 0) {
+                out.add(Check.fail("tcpx", "the plugin reports no network devices",
+                        "set " + TCPX_PREFIX + "SOCKET_IFNAME to the data NICs (A3: eth1,eth2,eth3,eth4)", true));
+            }
+        } catch (RuntimeException | LinkageError e) {
+            out.add(Check.fail("tcpx", "cannot load the TCPX plugin: " + e.getMessage(),
+                    "install the TCPX plugin (A3 images: /usr/local/tcpx/lib64) or point TCPX4J_NET_PLUGIN at it;"
+                            + " see docs/TCPX.md", true));
+        }
         return out;
     }
 
@@ -162,8 +194,9 @@ final class Doctor {
         }
         String chunk = env.get("NCCL_DYNAMIC_CHUNK_SIZE");
         if (chunk == null || chunk.isBlank()) {
-            out.add(Check.fail("nccl-env", "NCCL_DYNAMIC_CHUNK_SIZE is not set: TCPX transfers hang without it",
-                    "export NCCL_DYNAMIC_CHUNK_SIZE=524288", true));
+            out.add(Check.warn("nccl-env", "NCCL_DYNAMIC_CHUNK_SIZE is not set: TCPX transfers hang without it;"
+                            + " tcpx4j sets 524288 before the plugin's init, other NCCL users on this host do not",
+                    "export NCCL_DYNAMIC_CHUNK_SIZE=524288"));
         } else {
             out.add(Check.ok("nccl-env", "NCCL_DYNAMIC_CHUNK_SIZE=" + chunk));
         }

@@ -11,12 +11,17 @@ import java.util.logging.Logger;
  */
 final class Logs {
 
+    /** The TCPX plugin's own log (transport-tcpx's PluginLogger); held so the level sticks. */
+    private static final Logger PLUGIN = Logger.getLogger("io.tcpx4j.transport.tcpx.plugin");
+
     private Logs() {
     }
 
     /** Sets the root java.util.logging level: FINE when verbose, WARNING otherwise. */
     static void configure(boolean verbose) {
         Level level = verbose ? Level.FINE : Level.WARNING;
+        // The TCPX plugin warns on every receive into host memory; keep it to errors unless asked.
+        PLUGIN.setLevel(verbose ? Level.FINE : Level.SEVERE);
         Logger root = Logger.getLogger("");
         root.setLevel(level);
         boolean console = false;

@@ -5,7 +5,13 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.port.out.Clock;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.inject.EngineLifecycle;
+import io.tcpx4j.inject.EngineModule;
+import com.google.inject.Guice;
+import com.google.inject.Injector;
+import com.google.inject.ProvisionException;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,34 +30,51 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class Node implements AutoCloseable {
 
-    private static final System.Logger LOG = System.getLogger(Node.class.getName());
     /** Staging piece for device memory checks. */
     private static final long STAGING = 64L << 20;
 
     private final Engine engine;
-    private final Backends.Parts parts;
+    private final EngineLifecycle lifecycle;
+    private final DeviceMemory memory;
     private final MemoryKind kind;
     private final List<Notification> unmatched = new ArrayList<>();
     private boolean closed;
 
-    private Node(Engine engine, Backends.Parts parts, MemoryKind kind) {
+    private Node(Engine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind) {
         this.engine = engine;
-        this.parts = parts;
+        this.lifecycle = lifecycle;
+        this.memory = memory;
         this.kind = kind;
     }
 
-    /** Builds the adapters from {@code spec}, creates the engine and starts its progress thread. */
+    /**
+     * Composes the engine (one injector: {@code EngineModule} and the transport module
+     * {@link Backends} picks), and starts its progress thread.
+     *
+     * @throws Unavailable when the transport cannot start on this host (e.g. no TCPX plugin)
+     */
     static Node start(EngineConfig config, Backends.Spec spec) {
-        Backends.Parts parts = Backends.create(spec);
-        Engine engine = new Engine(config, parts.transport(), parts.memory(), parts.unpacker(), Clock.SYSTEM);
+        Injector injector = Guice.createInjector(new EngineModule(config), Backends.transportModule(spec));
+        EngineLifecycle lifecycle;
         try {
-            engine.start();
-        } catch (RuntimeException e) {
-            engine.close();
-            closeQuietly(parts);
+            lifecycle = injector.getInstance(EngineLifecycle.class);
+        } catch (ProvisionException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof TransferException t) {
+                // no plugin, or its init failed: this host cannot run the transport, like a missing module
+                throw new Unavailable("--transport " + spec.transport().label() + " is not available on this host: "
+                        + t.getMessage() + " (run 'tcpx4j doctor --transport " + spec.transport().label() + "')");
+            }
             throw e;
         }
-        return new Node(engine, parts, spec.memory());
+        Engine engine;
+        try {
+            engine = lifecycle.start();
+        } catch (RuntimeException e) {
+            lifecycle.stop();
+            throw e;
+        }
+        return new Node(engine, lifecycle, injector.getInstance(DeviceMemory.class), spec.memory());
     }
 
     Engine engine() {
@@ -64,11 +87,11 @@ final class Node implements AutoCloseable {
 
     /** Allocates {@code bytes} of this node's memory kind (4 KiB aligned). */
     MemoryDescriptor allocate(long bytes) {
-        return parts.memory().allocate(kind, bytes, 0);
+        return memory.allocate(kind, bytes, 0);
     }
 
-    void free(MemoryDescriptor memory) {
-        parts.memory().free(memory);
+    void free(MemoryDescriptor range) {
+        memory.free(range);
     }
 
     /** Writes pattern {@code seed} into the first {@code bytes} of {@code region}. */
@@ -77,15 +100,15 @@ final class Node implements AutoCloseable {
             Patterns.fill(region.address(), bytes, seed, 0);
             return;
         }
-        MemoryDescriptor staging = parts.memory().allocatePinned(Math.min(bytes, STAGING));
+        MemoryDescriptor staging = memory.allocatePinned(Math.min(bytes, STAGING));
         try {
             for (long off = 0; off < bytes; off += staging.length()) {
                 long n = Math.min(staging.length(), bytes - off);
                 Patterns.fill(staging.address(), n, seed, off);
-                parts.memory().copy(region.slice(off, n), staging.slice(0, n));
+                memory.copy(region.slice(off, n), staging.slice(0, n));
             }
         } finally {
-            parts.memory().free(staging);
+            memory.free(staging);
         }
     }
 
@@ -94,17 +117,17 @@ final class Node implements AutoCloseable {
         if (region.kind() == MemoryKind.DRAM) {
             return Patterns.verify(region.address(), bytes, seed, 0);
         }
-        MemoryDescriptor staging = parts.memory().allocatePinned(Math.min(bytes, STAGING));
+        MemoryDescriptor staging = memory.allocatePinned(Math.min(bytes, STAGING));
         try {
             long bad = 0;
             for (long off = 0; off < bytes; off += staging.length()) {
                 long n = Math.min(staging.length(), bytes - off);
-                parts.memory().copy(staging.slice(0, n), region.slice(off, n));
+                memory.copy(staging.slice(0, n), region.slice(off, n));
                 bad += Patterns.verify(staging.address(), n, seed, off);
             }
             return bad;
         } finally {
-            parts.memory().free(staging);
+            memory.free(staging);
         }
     }
 
@@ -147,27 +170,13 @@ final class Node implements AutoCloseable {
         return true;
     }
 
-    /** Closes the engine, then the transport and device memory. Idempotent. */
+    /** Closes the engine, then the transport, unpacker and device memory. Idempotent. */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
-        try {
-            engine.close();
-        } finally {
-            closeQuietly(parts);
-        }
-    }
-
-    private static void closeQuietly(Backends.Parts parts) {
-        for (AutoCloseable c : new AutoCloseable[] {parts.unpacker(), parts.transport(), parts.memory()}) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                LOG.log(System.Logger.Level.WARNING, "closing " + c.getClass().getSimpleName() + " failed", e);
-            }
-        }
+        lifecycle.stop();
     }
 }
