@@ -201,11 +201,17 @@ final class Doctor {
             out.add(Check.ok("nccl-env", "NCCL_DYNAMIC_CHUNK_SIZE=" + chunk));
         }
         if (memory == MemoryKind.VRAM) {
-            String zcopy = env.get(TCPX_PREFIX + "MIN_ZCOPY_SIZE");
-            if (!"4096".equals(zcopy)) {
-                out.add(Check.warn("nccl-env", TCPX_PREFIX + "MIN_ZCOPY_SIZE is " + (zcopy == null ? "not set" : zcopy)
-                                + ": small receives into GPU memory fall off the zero-copy path",
-                        "export " + TCPX_PREFIX + "MIN_ZCOPY_SIZE=4096"));
+            // The 2024 plugin reads NCCL_MIN_ZCOPY_SIZE (its parameter macro adds only NCCL_); DESIGN.md and
+            // older guides say NCCL_GPUDIRECTTCPX_MIN_ZCOPY_SIZE. Either set to 4096 is accepted.
+            String zcopy = env.get("NCCL_MIN_ZCOPY_SIZE");
+            String zcopyAlias = env.get(TCPX_PREFIX + "MIN_ZCOPY_SIZE");
+            if (!"4096".equals(zcopy) && !"4096".equals(zcopyAlias)) {
+                out.add(Check.warn("nccl-env", "NCCL_MIN_ZCOPY_SIZE is " + (zcopy == null ? "not set" : zcopy)
+                                + ": GPU-memory transfers below the plugin's default miss the zero-copy path",
+                        "export NCCL_MIN_ZCOPY_SIZE=4096 " + TCPX_PREFIX + "MIN_ZCOPY_SIZE=4096   (the plugin reads the"
+                                + " first; setting both is harmless)"));
+            } else {
+                out.add(Check.ok("nccl-env", "MIN_ZCOPY_SIZE=4096"));
             }
             String prefix = env.get(TCPX_PREFIX + "UNIX_CLIENT_PREFIX");
             if (prefix == null || prefix.isBlank()) {

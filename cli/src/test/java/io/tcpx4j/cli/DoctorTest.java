@@ -81,7 +81,8 @@ class DoctorTest {
         assertThat(r.out()).contains("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME is not set",
                 "fix: export NCCL_GPUDIRECTTCPX_SOCKET_IFNAME=eth1,eth2,eth3,eth4",
                 "fix: export NCCL_DYNAMIC_CHUNK_SIZE=524288",
-                "fix: export NCCL_GPUDIRECTTCPX_MIN_ZCOPY_SIZE=4096",
+                "cannot load the TCPX plugin",
+                "fix: export NCCL_MIN_ZCOPY_SIZE=4096 NCCL_GPUDIRECTTCPX_MIN_ZCOPY_SIZE=4096",
                 "problem(s) block --transport tcpx --mem vram");
     }
 
@@ -90,13 +91,31 @@ class DoctorTest {
         Path sys = sysfs();
         Doctor d = new Doctor(TransportKind.TCPX, io.tcpx4j.api.MemoryKind.VRAM,
                 Map.of("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "eth1", "NCCL_GPUDIRECTTCPX_CTRL_DEV", "eth0",
-                        "NCCL_DYNAMIC_CHUNK_SIZE", "524288", "NCCL_GPUDIRECTTCPX_MIN_ZCOPY_SIZE", "4096",
+                        "NCCL_DYNAMIC_CHUNK_SIZE", "524288", "NCCL_MIN_ZCOPY_SIZE", "4096",
                         "NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX", tmp.toString()), sys, tmp);
         assertThat(d.run()).filteredOn(c -> c.name().equals("nccl-env"))
                 .allMatch(c -> c.status() == Check.Status.OK);
         Doctor wrongIface = new Doctor(TransportKind.TCPX, io.tcpx4j.api.MemoryKind.DRAM,
                 Map.of("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "eth1,eth9", "NCCL_DYNAMIC_CHUNK_SIZE", "524288"), sys, tmp);
         assertThat(wrongIface.run()).anyMatch(c -> c.blocks() && c.detail().contains("eth9"));
+    }
+
+    @Test
+    void tcpxDoctorLoadsThePluginAndListsItsDevices() throws IOException {
+        // the C test peer that transport-tcpx's build compiles: an ncclNet v7 plugin over kernel sockets
+        Path peer = Path.of("..", "transport-tcpx", "target", "native", "libtcpx4j-net-testpeer-v7.so").toAbsolutePath();
+        assertThat(peer).as("built by ./mvnw verify -pl cli -am").exists();
+        System.setProperty("tcpx4j.tcpx.library", peer.toString());
+        try {
+            Cli.Result r = Cli.run(Map.of("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "lo", "NCCL_DYNAMIC_CHUNK_SIZE", "524288",
+                    "NCCL_GPUDIRECTTCPX_CTRL_DEV", "lo"), "doctor", "--transport", "tcpx", "--procfs", tmp.toString());
+            assertThat(r.out()).contains("OK    tcpx      tcpx4j-testpeer-v7 (ncclNet v7, " + peer)
+                    .contains("INFO  tcpx      device 0: ")
+                    .contains("result: ready for --transport tcpx --mem dram");
+            assertThat(r.exit()).as(r.out()).isZero();
+        } finally {
+            System.clearProperty("tcpx4j.tcpx.library");
+        }
     }
 
     @Test
