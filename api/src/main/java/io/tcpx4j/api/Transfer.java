@@ -33,7 +33,8 @@ public interface Transfer {
     /**
      * Gives the transfer up. Never blocks: a transfer still in flight is aborted in the background
      * (its memory must stay valid until the engine has drained it, which {@link #completion()}
-     * reports) and ends RELEASED. Idempotent; a no-op on an ended transfer.
+     * reports) and ends RELEASED. Idempotent; a no-op on an ended transfer. The data of a released
+     * transfer may or may not land, and its notification is delivered at most once.
      */
     void release();
 

@@ -59,6 +59,9 @@ final class Connection {
     private final long startedNanos;
     private long lastRecvNanos;
     private long lastSendNanos;
+    private long lastControlPoll;
+    private int dataWork;
+    private static final long CONTROL_POLL_NANOS = 20_000;
 
     Channel[] channels;
     private boolean channelsReady;
@@ -136,12 +139,19 @@ final class Connection {
                 state = State.HELLO_SENT;
                 work++;
             }
-            work += readControl(now);
+            // While data moves, chunks are in flight anyway: poll the control socket at most every
+            // CONTROL_POLL_NANOS instead of paying a read syscall per duty cycle.
+            if (dataWork == 0 || now - lastControlPoll >= CONTROL_POLL_NANOS) {
+                lastControlPoll = now;
+                work += readControl(now);
+            }
+            dataWork = 0;
             if (state == State.ESTABLISHED) {
                 if (!channelsReady) {
                     work += setUpChannels();
                 }
-                work += progressData();
+                dataWork = progressData();
+                work += dataWork;
             }
             work += checkTimeouts(now);
             work += flush(now);

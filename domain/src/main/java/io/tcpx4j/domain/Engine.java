@@ -75,6 +75,8 @@ public final class Engine implements TransferEngine {
     private boolean connectionsClosed;
     private LocalRegion discard;
     private long lastHousekeeping;
+    private long lastAccept;
+    private static final long ACCEPT_POLL_NANOS = 100_000;
 
     private ServerSocketChannel server;
     private volatile byte[] connInfo;
@@ -249,8 +251,12 @@ public final class Engine implements TransferEngine {
         if (closed && agentThread == null) {
             return work;
         }
-        work += acceptIncoming();
         long now = clock.nanoTime();
+        if (now - lastAccept >= ACCEPT_POLL_NANOS) {
+            // new control connections are rare: no accept syscall on every duty cycle
+            lastAccept = now;
+            work += acceptIncoming();
+        }
         for (int i = 0; i < connections.size(); i++) {
             work += connections.get(i).doWork(now);
         }

@@ -11,7 +11,8 @@ import io.tcpx4j.api.MemoryKind;
  * engine must unpack fragment i, {@code len} bytes from {@code bounceBase() + srcOff} to
  * {@code destination + dstOff}, before calling {@link NetTransport#consumed(RecvComm, NetRequest)}.
  * Fragment records are 16 bytes each, native byte order: {@code u32 srcOff, u32 len, u64 dstOff}.
- * They stay valid until the request is consumed.
+ * The fragment accessors are valid from "tested done" until consumed; outside that window they are
+ * undefined (test transports throw INVALID_PARAM).
  */
 public interface NetRequest {
 

@@ -15,7 +15,8 @@ import java.util.Set;
  *       briefly until the adapter no longer touches the caller's memory.</li>
  *   <li>{@link #isend} / {@link #irecv} return {@code null} (BUSY) when the comm's 16 request slots
  *       are taken or the comm is not fully connected yet. A receive holds its slot until consumed.</li>
- *   <li>Sends and receives on one comm match in posting order; tags are bookkeeping only.</li>
+ *   <li>Sends and receives on one comm match in posting order; tags are bookkeeping only. A send
+ *       larger than its matched receive fails that receive (BACKEND) and the connection with it.</li>
  *   <li>{@link #test} may be called only on the oldest uncompleted request of its comm (FIFO); receives
  *       are consumed in the same order with {@link #consumed}, after their fragments were unpacked.</li>
  *   <li>Completions are asynchronous: a request never completes inside the call that posted it.</li>
@@ -62,6 +63,7 @@ public interface NetTransport extends AutoCloseable {
     /** Registers memory on one comm. CUDA memory must be 4 KiB aligned in start and size. */
     MemoryRegistration register(Comm comm, long address, long size, PtrType type);
 
+    /** Drops a registration. Deregistering memory that unfinished requests still use is INVALID_PARAM. */
     void deregister(Comm comm, MemoryRegistration registration);
 
     /** Posts a send; {@code null} means BUSY (retry later). */
@@ -70,7 +72,11 @@ public interface NetTransport extends AutoCloseable {
     /** Posts a receive; {@code null} means BUSY (retry later). */
     NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration registration);
 
-    /** Whether the oldest uncompleted request of its comm is done. Throws if it failed. */
+    /**
+     * Whether the oldest uncompleted request of its comm is done. Throws if it failed; a request whose
+     * test threw is finished (its slot is released; it must not be tested again or consumed). Testing a
+     * request already reported done is INVALID_PARAM.
+     */
     boolean test(NetRequest request);
 
     /** Hands a completed receive (and its bounce pages) back. Oldest first. */

@@ -1,0 +1,224 @@
+// tcpx4j unpack kernel: scatters the fragments of completed GPUDirect-TCPX receives from their
+// bounce pages into place. One launch covers a whole batch of receives.
+//
+// The host side (io.tcpx4j.cuda.WorkList) validates every fragment and writes a work list of
+// absolute addresses as three arrays in one table of `capacity` records (structure of arrays, so a
+// warp's 32 lanes each fetch one record in one round trip, even when the table sits in host memory
+// mapped for the device):
+//   u64 src[capacity]  source address (bounce page + srcOff)
+//   u64 dst[capacity]  destination address (destination + dstOff)
+//   u32 len[capacity]  byte count, at most 64 KiB (longer fragments are split on the host, which
+//                      also lets the copy loops count in 32-bit ints)
+// Records are dealt round-robin to the warps of a grid that is sized to be resident at once, so
+// neighbouring warps write neighbouring destinations; a warp copies one record at a time, or
+// several at once in teams of 4 to 16 lanes when its records are short.
+//
+// Regenerate the PTX resource with gen-ptx.sh (it lowers the header to PTX ISA 8.2 so that R535
+// drivers can JIT it; a test checks that the body still assembles under that header).
+
+#define WARP 32u
+#define FULL_MASK 0xffffffffu
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+
+// UNROLL: 16-byte loads per lane in flight; MIN_BLOCKS: resident 256-thread blocks per SM the
+// register budget must allow. Measured choices (docs/PERFORMANCE.md); others stay buildable for
+// the benchmark through gen-ptx.sh's extra flags.
+#ifndef UNROLL
+#define UNROLL 4
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 2
+#endif
+#ifndef TEAMS
+#define TEAMS 1
+#endif
+// Cache operators, kept selectable for the benchmark: loads 0 = ld.global.nc, 1 = .cg, 2 = .cs;
+// stores 0 = st.global.wb, 1 = .cs, 2 = .cg.
+#ifndef LDMODE
+#define LDMODE 0
+#endif
+#ifndef STMODE
+#define STMODE 0
+#endif
+#if LDMODE == 1
+#define LOAD(p) __ldcg(p)
+#elif LDMODE == 2
+#define LOAD(p) __ldcs(p)
+#else
+#define LOAD(p) __ldg(p)
+#endif
+#if STMODE == 1
+#define STORE(p, v) __stcs(p, v)
+#elif STMODE == 2
+#define STORE(p, v) __stcg(p, v)
+#else
+#define STORE(p, v) __stwb(p, v)
+#endif
+
+// The lanes that copy one fragment together: `size` consecutive lanes (4, 8, 16 or 32), this
+// lane's index among them, and their shuffle mask.
+struct Team {
+    u32 size;
+    u32 lane;
+    u32 mask;
+};
+
+// Direct path for source and destination with the same alignment modulo sizeof(T): every lane
+// issues all U of its loads before its first store, so U * size loads are in flight per team.
+template <typename T, int U>
+__device__ __forceinline__ void copy_direct(const char* __restrict__ src, char* __restrict__ dst,
+                                            u32 n, Team t) {
+    const T* __restrict__ s = reinterpret_cast<const T*>(src) + t.lane;
+    T* __restrict__ d = reinterpret_cast<T*>(dst) + t.lane;
+    const int step = (int)t.size;
+#pragma unroll 1
+    for (int left = (int)n - (int)t.lane; left > 0; left -= step * U, s += step * U, d += step * U) {
+        T v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (u * step < left) v[u] = LOAD(s + u * step);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (u * step < left) STORE(d + u * step, v[u]);
+        }
+    }
+}
+
+// Path for mutually misaligned source and destination (TCPX lands TCP segments at arbitrary page
+// offsets, so odd distances are real): 8-byte aligned stores, each word funnel-shifted from two
+// aligned source words. The upper word comes from the neighbouring lane by shuffle, so every
+// source word crosses the memory system once (it may be host memory over PCIe). Reads stay inside
+// aligned 8-byte words that hold at least one byte of the fragment, so they never touch a page
+// the fragment does not. Requires dst 8-byte aligned and src not.
+template <int U>
+__device__ __forceinline__ void copy_shifted(const char* __restrict__ src, char* __restrict__ dst,
+                                             u32 nw, Team t) {
+    const u32 r = (u32)((u64)src & 7u);
+    const u32 lo_shift = r * 8u;
+    const u32 hi_shift = 64u - lo_shift;
+    const u64* __restrict__ s = reinterpret_cast<const u64*>(src - r) + t.lane;
+    u64* __restrict__ d = reinterpret_cast<u64*>(dst) + t.lane;
+    const int step = (int)t.size;
+    const u32 last = t.size - 1u;
+    // Destination word k needs source words k and k+1, so source words 0..nw are read. The loop
+    // condition is the same for the whole team (left + lane = words still to go).
+#pragma unroll 1
+    for (int left = (int)nw - (int)t.lane; left + (int)t.lane > 0;
+         left -= step * U, s += step * U, d += step * U) {
+        u64 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            v[u] = u * step <= left ? LOAD(s + u * step) : 0ull;
+        }
+        // The team's last lane takes its upper word of the last group from the next round.
+        const int after = U * step - (int)last;
+        u64 extra = (t.lane == last && after <= left) ? LOAD(s + after) : 0ull;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            u64 next = __shfl_down_sync(t.mask, v[u], 1, t.size);
+            u64 carry = (u + 1 < U) ? __shfl_sync(t.mask, v[u + 1 < U ? u + 1 : u], 0, t.size) : extra;
+            if (t.lane == last) next = carry;
+            if (u * step < left) STORE(d + u * step, (v[u] >> lo_shift) | (next << hi_shift));
+        }
+    }
+}
+
+// Bytes one lane each; n < 16.
+__device__ __forceinline__ void copy_bytes(const char* __restrict__ src, char* __restrict__ dst,
+                                           u32 n, Team t) {
+    for (u32 i = t.lane; i < n; i += t.size) {
+        STORE(reinterpret_cast<unsigned char*>(dst) + i, LOAD(reinterpret_cast<const unsigned char*>(src) + i));
+    }
+}
+
+// Below this many bytes the shifted path's shuffles cost more than byte-wide copies save.
+#define SHIFTED_MIN 64u
+
+__device__ __forceinline__ void copy_fragment(u64 src_addr, u64 dst_addr, u32 len, Team t) {
+    const char* src = reinterpret_cast<const char*>(src_addr);
+    char* dst = reinterpret_cast<char*>(dst_addr);
+    const u64 x = src_addr ^ dst_addr;
+    // Widest unit both addresses can be aligned to at once.
+    const u32 common = (x & 15u) == 0 ? 16u : (x & 7u) == 0 ? 8u : (x & 3u) == 0 ? 4u : (x & 1u) == 0 ? 2u : 1u;
+    const bool shifted = common < 4u && len >= SHIFTED_MIN;
+    const u32 align = shifted ? 8u : common;
+    u32 head = (u32)((0ull - dst_addr) & (u64)(align - 1u));
+    if (head > len) head = len;
+    copy_bytes(src, dst, head, t);
+    src += head;
+    dst += head;
+    len -= head;
+    u32 body;
+    if (shifted) {
+        body = len & ~7u;
+        copy_shifted<UNROLL / 2>(src, dst, body >> 3, t);
+    } else if (common == 16u) {
+        body = len & ~15u;
+        copy_direct<uint4, UNROLL>(src, dst, body >> 4, t);
+    } else if (common == 8u) {
+        body = len & ~7u;
+        copy_direct<u64, UNROLL>(src, dst, body >> 3, t);
+    } else if (common == 4u) {
+        body = len & ~3u;
+        copy_direct<u32, UNROLL>(src, dst, body >> 2, t);
+    } else if (common == 2u) {
+        body = len & ~1u;
+        copy_direct<unsigned short, UNROLL>(src, dst, body >> 1, t);
+    } else {
+        body = len;
+        copy_direct<unsigned char, UNROLL>(src, dst, body, t);
+    }
+    copy_bytes(src + body, dst + body, len - body, t);
+}
+
+extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)
+tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n) {
+    const u64* __restrict__ srcs = table;
+    const u64* __restrict__ dsts = table + capacity;
+    const u32* __restrict__ lens = reinterpret_cast<const u32*>(table + 2ull * capacity);
+    const u32 lane = threadIdx.x & (WARP - 1u);
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
+    const u64 nwarps = ((u64)gridDim.x * blockDim.x) / WARP;
+    // This warp's records are warp, warp + nwarps, ...; lane j fetches the j-th of the next 32 of
+    // them, so one round trip brings 32 records (the list may be in host memory).
+#pragma unroll 1
+    for (u64 first = warp; first < n; first += nwarps * WARP) {
+        const u64 mine = first + (u64)lane * nwarps;
+        u64 s = 0, d = 0;
+        u32 l = 0;
+        if (mine < n) {
+            s = srcs[mine];
+            d = dsts[mine];
+            l = lens[mine];
+        }
+        const u64 left = ((u64)n - first + nwarps - 1) / nwarps;
+        const u32 count = left < WARP ? (u32)left : WARP;
+#if TEAMS
+        // Small fragments alone cannot keep enough bytes in flight per warp (a warp waits a
+        // whole memory latency per fragment): split the warp into teams that copy several
+        // fragments at once, sized so that one round of UNROLL 16-byte loads covers a fragment.
+        const u32 longest = __reduce_max_sync(FULL_MASK, l);
+        const u32 size = longest > 2048u ? 32u : longest > 1024u ? 16u : longest > 512u ? 8u : 4u;
+#else
+        const u32 size = WARP;
+#endif
+        Team t;
+        t.size = size;
+        t.lane = lane & (size - 1u);
+        t.mask = size == WARP ? FULL_MASK : ((1u << size) - 1u) << (lane & ~(size - 1u));
+        const u32 teams = WARP / size;
+        const u32 team = lane / size;
+        // Not unrolled: each copy_fragment is large, and unrolled copies only cost registers.
+#pragma unroll 1
+        for (u32 base = 0; base < count; base += teams) {
+            const u32 j = base + team;
+            const u64 src = __shfl_sync(FULL_MASK, s, j & (WARP - 1u));
+            const u64 dst = __shfl_sync(FULL_MASK, d, j & (WARP - 1u));
+            const u32 len = __shfl_sync(FULL_MASK, l, j & (WARP - 1u));
+            if (j < count) copy_fragment(src, dst, len, t);
+        }
+    }
+}

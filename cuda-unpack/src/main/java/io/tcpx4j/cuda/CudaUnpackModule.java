@@ -1,0 +1,58 @@
+package io.tcpx4j.cuda;
+
+import com.google.inject.AbstractModule;
+import com.google.inject.Provides;
+import com.google.inject.Singleton;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.port.out.Unpacker;
+
+/**
+ * Guice bindings for GPU hosts. Install it beside {@code EngineModule} and one transport module.
+ *
+ * <p>Provides (all singletons):
+ * <ul>
+ *   <li>{@link DeviceMemory} and {@link CudaDeviceMemory}: the same {@link CudaDeviceMemory};</li>
+ *   <li>{@link Unpacker}: a {@link CudaUnpacker} on GPU {@code device} with
+ *       {@link CudaUnpacker.Settings#DEFAULT}.</li>
+ * </ul>
+ *
+ * <p>{@code configure()} touches no native code: CUDA initialises when a binding is first
+ * provisioned (in {@code Stage.PRODUCTION} Guice does that while creating the injector). Without a
+ * usable driver, provisioning fails with a {@code TransferException} (NOT_SUPPORTED) saying why:
+ * this module is for machines with a GPU, and there is no silent fallback. Whoever owns the injector
+ * closes the unpacker, then the memory.
+ */
+public final class CudaUnpackModule extends AbstractModule {
+
+    private final int device;
+
+    /** Binds the unpacker to GPU 0. */
+    public CudaUnpackModule() {
+        this(0);
+    }
+
+    /** Binds the unpacker to GPU {@code device} (the one this engine's NIC is paired with). */
+    public CudaUnpackModule(int device) {
+        if (device < 0) {
+            throw new IllegalArgumentException("negative GPU ordinal " + device);
+        }
+        this.device = device;
+    }
+
+    @Override
+    protected void configure() {
+        bind(DeviceMemory.class).to(CudaDeviceMemory.class);
+    }
+
+    @Provides
+    @Singleton
+    CudaDeviceMemory deviceMemory() {
+        return new CudaDeviceMemory();
+    }
+
+    @Provides
+    @Singleton
+    Unpacker unpacker(CudaDeviceMemory memory) {
+        return new CudaUnpacker(memory, device);
+    }
+}

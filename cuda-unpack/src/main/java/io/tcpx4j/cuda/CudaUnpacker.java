@@ -1,0 +1,357 @@
+package io.tcpx4j.cuda;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.port.out.NetRequest;
+import io.tcpx4j.domain.port.out.Unpacker;
+import jcuda.Pointer;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemcpyAsync;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+/**
+ * {@link Unpacker} that scatters fragments with the tcpx4j unpack kernel on one GPU: every receive
+ * {@link #add added} between two {@link #submit()}s goes out as one kernel launch (more only when
+ * the batch outgrows {@link Settings#recordsPerLaunch()}), followed by one event whose ticket
+ * {@link #isDone} polls.
+ *
+ * <p>Per receive, the CPU validates the fragment table (as {@link CpuUnpacker} does) and appends one
+ * record per fragment, with absolute addresses, to a work list in pinned host memory; at launch the
+ * list is copied to device memory on the unpacker's stream (or, with
+ * {@link Settings#recordsInDeviceMemory()} off, read by the kernel in place). Work lists are
+ * reused once the launch that read them finished; a batch that finds none free gets a new one, so
+ * {@code add} and {@code submit} never wait for the GPU.
+ *
+ * <p>Kinds: host destinations with host bounce pages are copied by the CPU at once
+ * ({@link CpuUnpacker#unpack}); everything else runs on the GPU, which reaches host memory only when
+ * it is pinned and mapped (from {@link CudaDeviceMemory#allocatePinned}, say), else {@code add}
+ * throws NOT_SUPPORTED.
+ *
+ * <p><b>Not thread-safe</b>: driven by the engine's progress agent. Close it before its
+ * {@link CudaDeviceMemory}.
+ */
+public final class CudaUnpacker implements Unpacker {
+
+    /**
+     * Tuning.
+     *
+     * @param recordsPerLaunch      records one work list holds: a launch covers at most this many
+     *                              fragments (pieces of at most 64 KiB); 16 full TCPX receives of
+     *                              2048 pages by default
+     * @param recordsInDeviceMemory copy each work list to device memory (three small async copies on
+     *                              the unpacker's stream) before the launch, instead of letting the
+     *                              kernel read it from pinned host memory across PCIe. On by default:
+     *                              measured faster on an H200 in every case (docs/PERFORMANCE.md),
+     *                              because the kernel's per-lane record fetches are strided and cost
+     *                              one PCIe read each
+     * @param ptx                   a PTX file to load instead of the shipped kernel, or null
+     */
+    public record Settings(int recordsPerLaunch, boolean recordsInDeviceMemory, Path ptx) {
+        public static final Settings DEFAULT = new Settings(16 * NetRequest.MAX_FRAGMENTS, true, null);
+
+        public Settings {
+            if (recordsPerLaunch < 1 || WorkList.bytesFor(recordsPerLaunch) > Integer.MAX_VALUE) {
+                throw new TransferException(TransferException.Code.INVALID_PARAM, "recordsPerLaunch " + recordsPerLaunch);
+            }
+        }
+    }
+
+    /** A work list and what launching it needs. */
+    private static final class Slot {
+        final MemoryDescriptor host;
+        final MemoryDescriptor device; // null unless recordsInDeviceMemory
+        final WorkList list;
+        final int[] count = {0};
+        final Pointer params;
+        /** 0: free; OPEN: part of the batch not yet submitted; else the ticket that covers it. */
+        long ticket;
+
+        Slot(MemoryDescriptor host, MemoryDescriptor device, int capacity) {
+            this.host = host;
+            this.device = device;
+            this.list = new WorkList(host.address(), capacity);
+            long table = device != null ? device.address() : host.address(); // unified addressing
+            // Built once: the launch only changes count[0], so launching allocates nothing.
+            this.params = Pointer.to(Pointer.to(new long[] {table}), Pointer.to(new int[] {capacity}),
+                    Pointer.to(count));
+        }
+    }
+
+    private static final long OPEN = -1;
+
+    private final CudaDeviceMemory memory;
+    private final Contexts contexts;
+    private final int device;
+    private final Settings settings;
+    private final UnpackKernel kernel;
+    private final CUstream stream = new CUstream();
+    private final EventRing events = new EventRing();
+    private final List<Slot> ring = new ArrayList<>();
+    private final List<Slot> batch = new ArrayList<>();
+    private final WorkList.Overflow overflow = this::flush;
+    private int cursor;
+    private Slot open;
+    private boolean cpuWork;
+    private long checkedHost;
+    private long launches;
+    private Slot lastLaunched;
+    private boolean closed;
+
+    /** An unpacker on GPU {@code device} with {@link Settings#DEFAULT}. */
+    public CudaUnpacker(CudaDeviceMemory memory, int device) {
+        this(memory, device, Settings.DEFAULT);
+    }
+
+    public CudaUnpacker(CudaDeviceMemory memory, int device, Settings settings) {
+        this.memory = Objects.requireNonNull(memory, "memory");
+        this.contexts = memory.contexts();
+        this.device = device;
+        this.settings = Objects.requireNonNull(settings, "settings");
+        byte[] ptx = settings.ptx() == null ? UnpackKernel.shippedPtx() : read(settings.ptx());
+        this.kernel = new UnpackKernel(contexts, device, ptx);
+        try {
+            contexts.makeCurrent(device);
+            CudaCheck.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        } catch (TransferException e) {
+            kernel.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public void add(NetRequest request, long destination, MemoryKind destinationKind) {
+        requireOpen();
+        if (request.fragmentCount() == 0) {
+            return;
+        }
+        if (destinationKind == MemoryKind.DRAM && request.bounceKind() == MemoryKind.DRAM) {
+            CpuUnpacker.unpack(request, destination);
+            cpuWork = true;
+            return;
+        }
+        if (destinationKind == MemoryKind.DRAM) {
+            requireMapped(destination, "destination");
+        }
+        if (request.bounceKind() == MemoryKind.DRAM) {
+            requireMapped(request.bounceBase(), "bounce area");
+        }
+        if (open == null) {
+            open = acquire();
+        }
+        if (open.list.appendIfFits(request, destination)) {
+            return;
+        }
+        WorkList.validate(request);
+        WorkList last = open.list.append(request, destination, overflow);
+        if (last != open.list) {
+            throw new IllegalStateException("work list switched without flush");
+        }
+    }
+
+    @Override
+    public long submit() {
+        requireOpen();
+        if (open != null && open.list.size() > 0) {
+            launch(open);
+            open = null;
+        }
+        long ticket;
+        if (!batch.isEmpty()) {
+            contexts.makeCurrent(device);
+            ticket = events.record(stream);
+            for (Slot s : batch) {
+                s.ticket = ticket;
+            }
+            batch.clear();
+        } else if (cpuWork) {
+            ticket = events.completed();
+        } else {
+            return 0;
+        }
+        cpuWork = false;
+        return ticket;
+    }
+
+    @Override
+    public boolean isDone(long ticket) {
+        requireOpen();
+        return events.isDone(ticket);
+    }
+
+    /** Kernel launches so far (a counter for the engine's metrics and for tests). */
+    public long launches() {
+        return launches;
+    }
+
+    /** Registers per thread of the loaded kernel, as JIT-compiled for this GPU. */
+    public int kernelRegisters() {
+        return kernel.registers();
+    }
+
+    /** Blocks of the largest launch (a full, resident grid). */
+    public int maxBlocks() {
+        return kernel.maxBlocks();
+    }
+
+    CUstream stream() {
+        return stream;
+    }
+
+    /**
+     * For UnpackBench: launches the most recent work list again {@code times} times, back to back
+     * on the stream, with no ticket (its records and data must still be valid: call it only after
+     * the batch completed and before the next add).
+     */
+    void replayLast(int times) {
+        requireOpen();
+        if (lastLaunched == null) {
+            throw new IllegalStateException("nothing launched yet");
+        }
+        contexts.makeCurrent(device);
+        int n = lastLaunched.count[0];
+        for (int i = 0; i < times; i++) {
+            CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
+                    lastLaunched.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
+        }
+    }
+
+    /** Work lists allocated so far. */
+    int workLists() {
+        return ring.size();
+    }
+
+    /** Waits for all submitted work, then frees the work lists, events, stream and kernel. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        contexts.makeCurrent(device);
+        TransferException failure = null;
+        try {
+            CudaCheck.check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+        } catch (TransferException e) {
+            failure = e;
+        }
+        events.close();
+        for (Slot s : ring) {
+            memory.free(s.host);
+            if (s.device != null) {
+                memory.free(s.device);
+            }
+        }
+        ring.clear();
+        cuStreamDestroy(stream);
+        kernel.close();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** The work list filled up in the middle of a batch: launch it and go on in the next one. */
+    private WorkList flush(WorkList full) {
+        launch(open);
+        open = acquire();
+        return open.list;
+    }
+
+    private void launch(Slot slot) {
+        contexts.makeCurrent(device);
+        int n = slot.list.size();
+        if (slot.device != null) {
+            // The three arrays sit at fixed offsets of a full-capacity table: copy the used parts.
+            long cap = slot.list.capacity();
+            upload(slot, 0, 8L * n);
+            upload(slot, 8 * cap, 8L * n);
+            upload(slot, 16 * cap, 4L * n);
+        }
+        slot.count[0] = n;
+        CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
+                slot.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
+        launches++;
+        lastLaunched = slot;
+        batch.add(slot);
+    }
+
+    private void upload(Slot slot, long offset, long bytes) {
+        CudaCheck.check(cuMemcpyAsync(Addresses.device(slot.device.address() + offset),
+                Addresses.device(slot.host.address() + offset), bytes, stream), "cuMemcpyAsync(work list)");
+    }
+
+    /** The least recently used work list if its launch finished, else a new one. */
+    private Slot acquire() {
+        if (!ring.isEmpty()) {
+            Slot s = ring.get(cursor);
+            if (s.ticket == 0 || (s.ticket != OPEN && events.isDone(s.ticket))) {
+                cursor = (cursor + 1) % ring.size();
+                s.list.clear();
+                s.ticket = OPEN;
+                return s;
+            }
+        }
+        Slot s = newSlot();
+        ring.add(cursor, s);
+        cursor = (cursor + 1) % ring.size();
+        s.ticket = OPEN;
+        return s;
+    }
+
+    private Slot newSlot() {
+        int capacity = settings.recordsPerLaunch();
+        long bytes = WorkList.bytesFor(capacity);
+        MemoryDescriptor host = memory.allocatePinned(bytes);
+        MemoryDescriptor dev = null;
+        if (settings.recordsInDeviceMemory()) {
+            try {
+                dev = memory.allocate(MemoryKind.VRAM, bytes, device);
+            } catch (TransferException e) {
+                memory.free(host);
+                throw e;
+            }
+        }
+        return new Slot(host, dev, capacity);
+    }
+
+    /** The GPU can reach host memory only through a pinned mapping; remember the last one checked. */
+    private void requireMapped(long address, String what) {
+        if (address == checkedHost) {
+            return;
+        }
+        if (!memory.isDeviceMappedHost(address)) {
+            throw new TransferException(TransferException.Code.NOT_SUPPORTED, "the " + what + " at 0x"
+                    + Long.toHexString(address) + " is host memory the GPU cannot address; use pinned, mapped "
+                    + "memory (DeviceMemory.allocatePinned)");
+        }
+        checkedHost = address;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new TransferException(TransferException.Code.BACKEND, "unpacker is closed");
+        }
+    }
+
+    private static byte[] read(Path ptx) {
+        try {
+            return Files.readAllBytes(ptx);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

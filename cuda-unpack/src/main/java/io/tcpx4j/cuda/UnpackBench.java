@@ -1,0 +1,339 @@
+package io.tcpx4j.cuda;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.NativeMemory;
+import io.tcpx4j.domain.port.out.NetRequest;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUstream;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.SplittableRandom;
+
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
+import static jcuda.driver.JCudaDriver.cuMemcpyAsync;
+import static jcuda.driver.JCudaDriver.cuMemsetD8;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+/**
+ * Unpack throughput against {@code cuMemcpy} device-to-device in the same run, on GPU 0.
+ *
+ * <pre>
+ * java -cp ... io.tcpx4j.cuda.UnpackBench [--mib 256] [--iters 15] [--warmup 3]
+ *      [--ptx label=file.ptx ...] [--out results.md]
+ * </pre>
+ *
+ * <p>Cases: 4 KiB fragments (TCPX pages, permuted), 1 KiB fragments, and TCP-like fragments (1 to
+ * 4096 bytes at random page offsets, packed in the destination: unrelated alignments). Bounce and
+ * destination are VRAM; each case copies about {@code --mib} MiB. GPU time is measured with events
+ * around the launch (the host has finished building the work list by then); the host's cost (validate
+ * plus work list plus launch) is measured separately with the wall clock. The kernel is also timed
+ * relaunched 10 times back to back, like the copies it is compared with: an isolated launch after
+ * ~1 ms of host work finds the GPU idle and its clocks down. Medians of {@code --iters}
+ * after {@code --warmup}. Every kernel variant is first checked against the CPU reference on a
+ * poisoned destination.
+ */
+public final class UnpackBench {
+
+    /** Launches (or copies) per timed interval in the back-to-back measurements. */
+    private static final int REPEAT = 10;
+
+    private final CudaDeviceMemory memory;
+    private final int iters;
+    private final int warmup;
+    private final StringBuilder report = new StringBuilder();
+
+    private UnpackBench(CudaDeviceMemory memory, int iters, int warmup) {
+        this.memory = memory;
+        this.iters = iters;
+        this.warmup = warmup;
+    }
+
+    public static void main(String[] args) throws Exception {
+        long mib = 256;
+        int iters = 15;
+        int warmup = 3;
+        Path out = null;
+        List<String[]> variants = new ArrayList<>();
+        variants.add(new String[] {"shipped", null});
+        for (int i = 0; i < args.length; i += 2) {
+            String v = args[i + 1];
+            switch (args[i]) {
+                case "--mib" -> mib = Long.parseLong(v);
+                case "--iters" -> iters = Integer.parseInt(v);
+                case "--warmup" -> warmup = Integer.parseInt(v);
+                case "--out" -> out = Path.of(v);
+                case "--ptx" -> variants.add(v.split("=", 2));
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        try (CudaDeviceMemory memory = new CudaDeviceMemory()) {
+            UnpackBench bench = new UnpackBench(memory, iters, warmup);
+            bench.line("UnpackBench " + Instant.now() + ", CUDA driver " + Cuda.driverVersion() + ", " + mib
+                    + " MiB per case, median of " + iters + " after " + warmup + " warm-up");
+            bench.line("");
+            bench.line("| case | fragments | kernel | records | memcpy D2D GB/s | unpack GB/s, back to back | ratio | "
+                    + "unpack GB/s, one launch after host work | ratio | host µs per launch | host ns per fragment |");
+            bench.line("|---|---|---|---|---|---|---|---|---|---|---|");
+            long bytes = mib << 20;
+            int all = NetRequest.MAX_FRAGMENTS;
+            // Bounce slots in order, shuffled within 2 MiB (one large GPU page), shuffled across all.
+            for (int size : new int[] {4096, 1024}) {
+                String name = size / 1024 + " KiB";
+                int perTwoMiB = (2 << 20) / size;
+                bench.run(name + " in order", FragmentPlan.uniform(bytes, size, all, 1, new Random(1)), variants);
+                bench.run(name + " shuffled in 2 MiB", FragmentPlan.uniform(bytes, size, all, perTwoMiB, new Random(2)),
+                        variants);
+                bench.run(name + " shuffled", FragmentPlan.uniform(bytes, size, all, Integer.MAX_VALUE, new Random(3)),
+                        variants);
+            }
+            bench.run("TCP-like 1..4096 B", FragmentPlan.tcpLike(bytes, new Random(3)), variants);
+            bench.line("");
+            bench.typicalBatches(variants);
+            if (out != null) {
+                Files.writeString(out, bench.report);
+            }
+        }
+    }
+
+    private void run(String name, FragmentPlan plan, List<String[]> variants) {
+        Case c = new Case(plan);
+        try {
+            double memcpy = c.memcpyGbps();
+            for (String[] v : variants) {
+                for (boolean deviceRecords : v[1] == null ? new boolean[] {false, true} : new boolean[] {false}) {
+                    int records = plan.fragmentCount() + 16;
+                    CudaUnpacker.Settings s = new CudaUnpacker.Settings(records, deviceRecords,
+                            v[1] == null ? null : Path.of(v[1]));
+                    try (CudaUnpacker u = new CudaUnpacker(memory, 0, s)) {
+                        c.verify(u);
+                        double[] r = c.unpack(u);
+                        String kernel = v[0] + " (" + u.kernelRegisters() + " regs, " + u.maxBlocks() + " blocks)";
+                        line(String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.1f |", name,
+                                plan.fragmentCount(), kernel, deviceRecords ? "VRAM copy" : "host-mapped", memcpy, r[2],
+                                r[2] / memcpy, r[0], r[0] / memcpy, r[1], r[1] * 1000 / plan.fragmentCount()));
+                    }
+                }
+            }
+        } finally {
+            c.close();
+        }
+    }
+
+    /**
+     * What the engine does per progress round: a batch of 16 receives of 128 pages (16 chunks of 512
+     * KiB), add + submit on the host, then poll until done.
+     */
+    private void typicalBatches(List<String[]> variants) {
+        FragmentPlan plan = FragmentPlan.uniform(8 << 20, 4096, 128, Integer.MAX_VALUE, new Random(4));
+        Case c = new Case(plan);
+        try {
+            line("| batch: 16 receives x 128 x 4 KiB (8 MiB) | kernel | host add+submit µs | submit-to-done µs |");
+            line("|---|---|---|---|");
+            for (String[] v : variants) {
+                CudaUnpacker.Settings s = new CudaUnpacker.Settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(),
+                        false, v[1] == null ? null : Path.of(v[1]));
+                try (CudaUnpacker u = new CudaUnpacker(memory, 0, s)) {
+                    c.verify(u);
+                    int n = 200;
+                    double[] host = new double[n];
+                    double[] total = new double[n];
+                    for (int i = 0; i < n + 20; i++) {
+                        long t0 = System.nanoTime();
+                        for (int r = 0; r < c.tables.requests().size(); r++) {
+                            u.add(c.tables.requests().get(r), c.dst.address() + plan.receives().get(r).destinationOffset(),
+                                    MemoryKind.VRAM);
+                        }
+                        long ticket = u.submit();
+                        long t1 = System.nanoTime();
+                        while (!u.isDone(ticket)) {
+                            Thread.onSpinWait();
+                        }
+                        long t2 = System.nanoTime();
+                        if (i >= 20) {
+                            host[i - 20] = (t1 - t0) / 1e3;
+                            total[i - 20] = (t2 - t1) / 1e3;
+                        }
+                    }
+                    line(String.format("| | %s | %.1f | %.1f |", v[0], median(host), median(total)));
+                }
+            }
+        } finally {
+            c.close();
+        }
+    }
+
+    /** Bounce and destination in VRAM for one plan, a CPU reference, and the timing events. */
+    private final class Case {
+        final FragmentPlan plan;
+        final MemoryDescriptor bounce;
+        final MemoryDescriptor dst;
+        final long hostBounce;
+        final long expected;
+        final FragmentPlan.Tables tables;
+        final CUevent start = new CUevent();
+        final CUevent stop = new CUevent();
+
+        Case(FragmentPlan plan) {
+            this.plan = plan;
+            bounce = memory.allocate(MemoryKind.VRAM, plan.bounceBytes(), 0);
+            dst = memory.allocate(MemoryKind.VRAM, plan.destinationBytes(), 0);
+            hostBounce = NativeMemory.allocate(plan.bounceBytes(), 4096);
+            expected = NativeMemory.allocate(plan.destinationBytes(), 4096);
+            SplittableRandom random = new SplittableRandom(plan.fragmentCount());
+            for (long off = 0; off + 8 <= plan.bounceBytes(); off += 8) {
+                NativeMemory.putLong(hostBounce + off, random.nextLong());
+            }
+            memory.copy(bounce, MemoryDescriptor.dram(hostBounce, plan.bounceBytes()));
+            NativeMemory.fill(expected, plan.destinationBytes(), (byte) 0xA5);
+            try (FragmentPlan.Tables host = plan.tables(hostBounce, MemoryKind.DRAM)) {
+                for (int r = 0; r < plan.receives().size(); r++) {
+                    CpuUnpacker.unpack(host.requests().get(r), expected + plan.receives().get(r).destinationOffset());
+                }
+            }
+            tables = plan.tables(bounce.address(), MemoryKind.VRAM);
+            memory.contexts().makeCurrent(0);
+            CudaCheck.check(cuEventCreate(start, 0), "cuEventCreate");
+            CudaCheck.check(cuEventCreate(stop, 0), "cuEventCreate");
+        }
+
+        /** Poisons the destination, unpacks once and compares every byte with the CPU reference. */
+        void verify(CudaUnpacker u) {
+            memory.contexts().makeCurrent(0);
+            CudaCheck.check(cuMemsetD8(Addresses.device(dst.address()), (byte) 0xA5, dst.length()), "cuMemsetD8");
+            long ticket = addAll(u);
+            while (!u.isDone(ticket)) {
+                Thread.onSpinWait();
+            }
+            long got = NativeMemory.allocate(dst.length(), 4096);
+            try {
+                memory.copy(MemoryDescriptor.dram(got, dst.length()), dst);
+                byte[] a = new byte[1 << 24];
+                byte[] b = new byte[1 << 24];
+                for (long off = 0; off < dst.length(); off += a.length) {
+                    int n = (int) Math.min(a.length, dst.length() - off);
+                    NativeMemory.get(expected + off, a, 0, n);
+                    NativeMemory.get(got + off, b, 0, n);
+                    int m = Arrays.mismatch(a, 0, n, b, 0, n);
+                    if (m >= 0) {
+                        throw new AssertionError("unpack differs from the CPU reference at byte " + (off + m));
+                    }
+                }
+            } finally {
+                NativeMemory.free(got);
+            }
+        }
+
+        private long addAll(CudaUnpacker u) {
+            List<NetRequest> requests = tables.requests();
+            for (int r = 0; r < requests.size(); r++) {
+                u.add(requests.get(r), dst.address() + plan.receives().get(r).destinationOffset(), MemoryKind.VRAM);
+            }
+            return u.submit();
+        }
+
+        /** Median GB/s of the kernel and median host µs per launch. */
+        double[] unpack(CudaUnpacker u) {
+            CUstream stream = u.stream();
+            double[] gbps = new double[iters];
+            double[] hostMicros = new double[iters];
+            for (int i = 0; i < warmup + iters; i++) {
+                memory.contexts().makeCurrent(0);
+                CudaCheck.check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+                long t0 = System.nanoTime();
+                List<NetRequest> requests = tables.requests();
+                for (int r = 0; r < requests.size(); r++) {
+                    u.add(requests.get(r), dst.address() + plan.receives().get(r).destinationOffset(), MemoryKind.VRAM);
+                }
+                long t1 = System.nanoTime();
+                // Recorded after the work list is built: the interval holds the launch and the kernel.
+                CudaCheck.check(cuEventRecord(start, stream), "cuEventRecord");
+                long t2 = System.nanoTime();
+                long ticket = u.submit();
+                long t3 = System.nanoTime();
+                CudaCheck.check(cuEventRecord(stop, stream), "cuEventRecord");
+                CudaCheck.check(cuEventSynchronize(stop), "cuEventSynchronize");
+                if (!u.isDone(ticket)) {
+                    throw new AssertionError("ticket not done after its stream drained");
+                }
+                if (i >= warmup) {
+                    gbps[i - warmup] = plan.payloadBytes() / (elapsedMillis() * 1e6);
+                    hostMicros[i - warmup] = ((t1 - t0) + (t3 - t2)) / 1e3;
+                }
+            }
+            // The same launch again and again with no host work in between: the GPU stays busy (and
+            // at its clocks), as when receives arrive faster than one batch takes.
+            double[] replay = new double[iters];
+            for (int i = 0; i < warmup + iters; i++) {
+                CudaCheck.check(cuEventRecord(start, stream), "cuEventRecord");
+                u.replayLast(REPEAT);
+                CudaCheck.check(cuEventRecord(stop, stream), "cuEventRecord");
+                CudaCheck.check(cuEventSynchronize(stop), "cuEventSynchronize");
+                if (i >= warmup) {
+                    replay[i - warmup] = REPEAT * plan.payloadBytes() / (elapsedMillis() * 1e6);
+                }
+            }
+            return new double[] {median(gbps), median(hostMicros), median(replay)};
+        }
+
+        /** Median GB/s of contiguous device-to-device copies of the same payload, back to back. */
+        double memcpyGbps() {
+            memory.contexts().makeCurrent(0);
+            CUstream stream = memory.contexts().stream(0);
+            double[] gbps = new double[iters];
+            long n = plan.payloadBytes();
+            for (int i = 0; i < warmup + iters; i++) {
+                CudaCheck.check(cuEventRecord(start, stream), "cuEventRecord");
+                for (int k = 0; k < REPEAT; k++) {
+                    CudaCheck.check(cuMemcpyAsync(Addresses.device(dst.address()), Addresses.device(bounce.address()), n,
+                            stream), "cuMemcpyAsync");
+                }
+                CudaCheck.check(cuEventRecord(stop, stream), "cuEventRecord");
+                CudaCheck.check(cuEventSynchronize(stop), "cuEventSynchronize");
+                if (i >= warmup) {
+                    gbps[i - warmup] = REPEAT * n / (elapsedMillis() * 1e6);
+                }
+            }
+            return median(gbps);
+        }
+
+        private double elapsedMillis() {
+            float[] ms = {0};
+            CudaCheck.check(cuEventElapsedTime(ms, start, stop), "cuEventElapsedTime");
+            return ms[0];
+        }
+
+        void close() {
+            memory.contexts().makeCurrent(0);
+            cuEventDestroy(start);
+            cuEventDestroy(stop);
+            tables.close();
+            memory.free(bounce);
+            memory.free(dst);
+            NativeMemory.free(hostBounce);
+            NativeMemory.free(expected);
+        }
+    }
+
+    private static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    private void line(String s) {
+        System.out.println(s);
+        report.append(s).append('\n');
+    }
+}

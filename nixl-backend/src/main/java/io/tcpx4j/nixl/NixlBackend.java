@@ -1,0 +1,655 @@
+package io.tcpx4j.nixl;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.RegisteredMemory;
+import io.tcpx4j.api.Session;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferEngine;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The TCPX backend of NIXL, method for method as NIXL's backend engine declares them
+ * ({@code nixlBackendEngine} in backend_engine.h), over one {@link TransferEngine}.
+ *
+ * <p>Shape, chosen so that the C bridge can call it without building objects per call:
+ * <ul>
+ *   <li>Every method returns a {@code nixl_status_t} value ({@link NixlStatus}); outputs go into
+ *       caller-supplied one-element arrays ({@code long[]} for handles, {@code byte[][]} for blobs).
+ *       No method throws for a failure of the operation: a {@link TransferException} becomes its code's
+ *       NIXL status, anything else {@link NixlStatus#ERR_UNKNOWN} (and a log line, since that is a bug).</li>
+ *   <li>Metadata and transfer handles are {@code long} ids (never 0), the stand-ins for NIXL's
+ *       {@code nixlBackendMD*} and {@code nixlBackendReqH*}.</li>
+ *   <li>Descriptor lists are parallel primitive arrays: {@code long[] addr, long[] len, int[] devId}
+ *       plus {@code long[] md}, the metadata id each descriptor falls in.</li>
+ *   <li>Memory types and operations use NIXL's enum values: {@link #DRAM_SEG}, {@link #VRAM_SEG},
+ *       {@link #OP_READ}, {@link #OP_WRITE}.</li>
+ * </ul>
+ *
+ * <p>Semantics NIXL agents rely on:
+ * <ul>
+ *   <li>{@link #postXfer} never blocks and answers {@link NixlStatus#IN_PROG} or {@link NixlStatus#SUCCESS}
+ *       (or an error). A handle may be posted again once its last post ended (done or failed); posting it
+ *       while that transfer is still in flight answers {@link NixlStatus#ERR_REPOST_ACTIVE} and leaves
+ *       the running transfer alone.</li>
+ *   <li>{@link #releaseReqH} never blocks: a transfer still in flight is aborted in the background.
+ *       Its memory must stay registered and valid until the engine drained it (deregistering is
+ *       safe: the engine drops the registration once in-flight accesses ended).</li>
+ *   <li>A post that carries a notification (even an empty one) makes the target agent's
+ *       {@link #getNotifs} report it exactly once, keyed by this agent's name, and only after every
+ *       byte of that post has landed. For a READ the target is the agent that was read from.</li>
+ *   <li>Transfers whose remote agent is this agent itself are local copies, never sent over the
+ *       network, and still deliver their notification (to this agent).</li>
+ *   <li>{@link #loadRemoteConnInfo} and {@link #connect} never block: connecting happens in the
+ *       background, and a post to a peer not connected yet simply stays {@code IN_PROG} longer.</li>
+ * </ul>
+ *
+ * <p><b>Thread-safe.</b> NIXL agents call a backend from many threads; every method may be called
+ * concurrently. Operations on one transfer handle are serialised on that handle.
+ */
+public final class NixlBackend implements AutoCloseable {
+
+    /** {@code nixl_mem_t DRAM_SEG}. */
+    public static final int DRAM_SEG = 0;
+    /** {@code nixl_mem_t VRAM_SEG}. */
+    public static final int VRAM_SEG = 1;
+    /** {@code nixl_xfer_op_t NIXL_READ}. */
+    public static final int OP_READ = 0;
+    /** {@code nixl_xfer_op_t NIXL_WRITE}. */
+    public static final int OP_WRITE = 1;
+    /** {@code nixl_cost_t ANALYTICAL_BACKEND}. */
+    public static final int COST_ANALYTICAL_BACKEND = 0;
+
+    private static final System.Logger LOG = System.getLogger(NixlBackend.class.getName());
+
+    private final TransferEngine engine;
+    private final AutoCloseable resources;
+    private final CostModel cost;
+    private final AtomicLong ids = new AtomicLong();
+    private final Map<Long, Metadata> metadata = new ConcurrentHashMap<>();
+    private final Map<Long, Xfer> xfers = new ConcurrentHashMap<>();
+    /** How many loadRemoteMD ids refer to one (agent, blob): the engine hears of it once. */
+    private final Map<RemoteKey, Integer> remoteRefs = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /**
+     * A backend over an engine that is already running.
+     *
+     * @param engine    the engine; its {@link TransferEngine#name()} is this agent's name
+     * @param resources closed by {@link #close()} after the backend let go of everything (typically
+     *                  the engine itself, or the injector that made it)
+     * @param cost      the model {@link #estimateXferCost} answers from
+     */
+    public NixlBackend(TransferEngine engine, AutoCloseable resources, CostModel cost) {
+        this.engine = Objects.requireNonNull(engine, "engine");
+        this.resources = Objects.requireNonNull(resources, "resources");
+        this.cost = Objects.requireNonNull(cost, "cost");
+    }
+
+    /** This agent's name. */
+    public String name() {
+        return engine.name();
+    }
+
+    /** The engine underneath (for tests and tools). */
+    public TransferEngine engine() {
+        return engine;
+    }
+
+    // ------------------------------------------------------------------ capabilities
+
+    /** Transfers to other agents: yes. */
+    public boolean supportsRemote() {
+        return true;
+    }
+
+    /** Transfers within this agent: yes (local copies). */
+    public boolean supportsLocal() {
+        return true;
+    }
+
+    /** Notifications: yes (NIXL requires it of every backend that supports remote transfers). */
+    public boolean supportsNotif() {
+        return true;
+    }
+
+    /** The memory types this backend moves: {@code {DRAM_SEG, VRAM_SEG}}. */
+    public int[] getSupportedMems() {
+        return new int[] {DRAM_SEG, VRAM_SEG};
+    }
+
+    // ------------------------------------------------------------------ memory
+
+    /**
+     * Registers one contiguous range. {@code mdOut[0]} receives its metadata id.
+     *
+     * @return SUCCESS; NOT_SUPPORTED for a memory type other than DRAM or VRAM; INVALID_PARAM for a bad range
+     */
+    public int registerMem(long addr, long len, int devId, int memType, long[] mdOut) {
+        return guard(() -> {
+            requireOut(mdOut);
+            MemoryDescriptor range = descriptor(addr, len, devId, memType);
+            RegisteredMemory registered = engine.register(range);
+            long id = nextId();
+            metadata.put(id, new Local(registered));
+            mdOut[0] = id;
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /** Deregisters what {@link #registerMem} registered. NOT_FOUND for an id that is no registration. */
+    public int deregisterMem(long md) {
+        return guard(() -> {
+            if (!(metadata.get(md) instanceof Local local) || !metadata.remove(md, local)) {
+                throw new TransferException(Code.NOT_FOUND, "no registration with id " + md);
+            }
+            local.memory.close();
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /** The blob a peer passes to its {@link #loadRemoteMD}: {@code out[0]}. */
+    public int getPublicData(long md, byte[][] out) {
+        return guard(() -> {
+            requireOut(out);
+            if (!(metadata.get(md) instanceof Local local)) {
+                throw new TransferException(Code.NOT_FOUND, "no registration with id " + md);
+            }
+            out[0] = local.memory.publicMetadata();
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /**
+     * The target metadata for transfers within this agent into or out of a registration:
+     * {@code out[0]}, a new id that {@link #unloadMD} releases (the registration stays).
+     */
+    public int loadLocalMD(long md, long[] out) {
+        return guard(() -> {
+            requireOut(out);
+            if (!(metadata.get(md) instanceof Local local)) {
+                throw new TransferException(Code.NOT_FOUND, "no registration with id " + md);
+            }
+            long id = nextId();
+            metadata.put(id, new LocalTarget(local));
+            out[0] = id;
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /**
+     * Loads a peer's region: its descriptor (as the peer registered it) and the blob of the peer's
+     * {@link #getPublicData}. {@code out[0]} receives the remote metadata id.
+     */
+    public int loadRemoteMD(long addr, long len, int devId, int memType, byte[] blob, String remoteAgent,
+                            long[] out) {
+        return guard(() -> {
+            requireOut(out);
+            requireAgent(remoteAgent);
+            if (blob == null) {
+                throw new TransferException(Code.INVALID_PARAM, "no metadata blob");
+            }
+            MemoryDescriptor range = descriptor(addr, len, devId, memType);
+            RemoteKey key = new RemoteKey(remoteAgent, ByteBuffer.wrap(blob.clone()));
+            synchronized (remoteRefs) {
+                if (!remoteRefs.containsKey(key)) {
+                    engine.loadRemoteMetadata(remoteAgent, blob);
+                }
+                remoteRefs.merge(key, 1, Integer::sum);
+            }
+            long id = nextId();
+            metadata.put(id, new Remote(remoteAgent, range, key));
+            out[0] = id;
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /** Releases an id from {@link #loadLocalMD} or {@link #loadRemoteMD}. */
+    public int unloadMD(long md) {
+        return guard(() -> {
+            Metadata m = metadata.get(md);
+            if (!(m instanceof Remote || m instanceof LocalTarget) || !metadata.remove(md, m)) {
+                throw new TransferException(Code.NOT_FOUND, "no loaded metadata with id " + md);
+            }
+            if (m instanceof Remote remote) {
+                synchronized (remoteRefs) {
+                    Integer left = remoteRefs.merge(remote.key, -1, Integer::sum);
+                    if (left != null && left <= 0) {
+                        remoteRefs.remove(remote.key);
+                        engine.unloadRemoteMetadata(remote.agent, remote.key.blobBytes());
+                    }
+                }
+            }
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    // ------------------------------------------------------------------ connections
+
+    /** This engine's connection info: {@code out[0]}. Stable for the backend's life. */
+    public int getConnInfo(byte[][] out) {
+        return guard(() -> {
+            requireOut(out);
+            out[0] = engine.connInfo();
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /** Makes a peer known. Never blocks; does not connect. */
+    public int loadRemoteConnInfo(String remoteAgent, byte[] connInfo) {
+        return guard(() -> {
+            requireAgent(remoteAgent);
+            if (connInfo == null) {
+                throw new TransferException(Code.INVALID_PARAM, "no connection info");
+            }
+            if (remoteAgent.equals(engine.name())) {
+                throw new TransferException(Code.INVALID_PARAM, "connection info of this agent itself");
+            }
+            engine.loadPeer(remoteAgent, connInfo);
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /** Starts connecting to a loaded peer. Never blocks. Connecting to this agent itself is a no-op. */
+    public int connect(String remoteAgent) {
+        return guard(() -> {
+            requireAgent(remoteAgent);
+            if (!remoteAgent.equals(engine.name())) {
+                engine.connect(remoteAgent);
+            }
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /** Closes the connection to a peer; its transfers in flight fail with REMOTE_DISCONNECT. */
+    public int disconnect(String remoteAgent) {
+        return guard(() -> {
+            requireAgent(remoteAgent);
+            if (!remoteAgent.equals(engine.name())) {
+                engine.disconnect(remoteAgent);
+            }
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    // ------------------------------------------------------------------ transfers
+
+    /**
+     * Prepares a transfer: checks the lists and makes a handle ({@code handleOut[0]}) that
+     * {@link #postXfer} posts as often as wanted. Nothing moves yet.
+     *
+     * <p>{@code local*} describe memory of this agent, each range inside the registration
+     * {@code localMd[i]}; {@code remote*} the peer's, each inside {@code remoteMd[i]} (from
+     * {@link #loadRemoteMD} of {@code remoteAgent}, or from {@link #loadLocalMD} when
+     * {@code remoteAgent} is this agent). Descriptor i of one list pairs with descriptor i of the other.
+     *
+     * @return SUCCESS; INVALID_PARAM for a bad operation or malformed arrays; MISMATCH for lists or
+     *         pairs of different lengths; NOT_SUPPORTED for a memory type other than DRAM/VRAM;
+     *         NOT_FOUND for an unknown metadata id or peer; NOT_ALLOWED for a range outside its metadata
+     */
+    public int prepXfer(int op, int localMem, long[] localAddr, long[] localLen, int[] localDev, long[] localMd,
+                        int remoteMem, long[] remoteAddr, long[] remoteLen, int[] remoteDev, long[] remoteMd,
+                        String remoteAgent, long[] handleOut) {
+        return guard(() -> {
+            requireOut(handleOut);
+            requireAgent(remoteAgent);
+            if (op != OP_READ && op != OP_WRITE) {
+                throw new TransferException(Code.INVALID_PARAM, "operation " + op + " is neither READ nor WRITE");
+            }
+            int n = count(localAddr, localLen, localDev, localMd, "local");
+            int m = count(remoteAddr, remoteLen, remoteDev, remoteMd, "remote");
+            if (n != m) {
+                throw new TransferException(Code.MISMATCH, n + " local descriptors but " + m + " remote ones");
+            }
+            boolean self = remoteAgent.equals(engine.name());
+            List<MemoryDescriptor> local = new ArrayList<>(n);
+            List<MemoryDescriptor> remote = new ArrayList<>(n);
+            long bytes = 0;
+            for (int i = 0; i < n; i++) {
+                if (localLen[i] != remoteLen[i]) {
+                    throw new TransferException(Code.MISMATCH,
+                            "descriptor " + i + ": " + localLen[i] + " local bytes but " + remoteLen[i] + " remote");
+                }
+                MemoryDescriptor l = descriptor(localAddr[i], localLen[i], localDev[i], localMem);
+                MemoryDescriptor r = descriptor(remoteAddr[i], remoteLen[i], remoteDev[i], remoteMem);
+                checkInside(l, localRange(localMd[i]), "local", i);
+                checkInside(r, remoteRange(remoteMd[i], remoteAgent, self), "remote", i);
+                local.add(l);
+                remote.add(r);
+                bytes += l.length();
+            }
+            Session session = engine.session(remoteAgent);
+            long id = nextId();
+            xfers.put(id, new Xfer(op, session, List.copyOf(local), List.copyOf(remote), bytes, self));
+            handleOut[0] = id;
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /**
+     * Posts a prepared transfer. Never blocks.
+     *
+     * @param notif the notification to deliver to the target agent once every byte landed, or
+     *              {@code null} for none (an empty array is a notification with an empty message)
+     * @return IN_PROG, SUCCESS (it already finished), REPOST_ACTIVE if the handle's previous post is
+     *         still in flight, NOT_FOUND for an unknown handle, or the error that stopped it
+     */
+    public int postXfer(long handle, byte[] notif) {
+        return guard(() -> xfer(handle).post(notif));
+    }
+
+    /** The state of a handle's last post: IN_PROG, SUCCESS, its error, or NOT_POSTED if never posted. */
+    public int checkXfer(long handle) {
+        return guard(() -> xfer(handle).check());
+    }
+
+    /**
+     * Frees a handle. Never blocks: a transfer still in flight is aborted in the background (see the
+     * class comment for the memory it still uses). SUCCESS, or NOT_FOUND for an unknown handle.
+     */
+    public int releaseReqH(long handle) {
+        return guard(() -> {
+            Xfer x = xfers.remove(handle);
+            if (x == null) {
+                throw new TransferException(Code.NOT_FOUND, "no transfer handle " + handle);
+            }
+            x.release();
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /**
+     * Estimates how long a prepared transfer takes: {@code out[0]} microseconds, {@code out[1]} the
+     * error margin in microseconds, {@code out[2]} the method ({@link #COST_ANALYTICAL_BACKEND}).
+     */
+    public int estimateXferCost(long handle, long[] out) {
+        return guard(() -> {
+            if (out == null || out.length < 3) {
+                throw new TransferException(Code.INVALID_PARAM, "need an output array of 3");
+            }
+            Xfer x = xfer(handle);
+            long us = cost.micros(x.bytes, x.self);
+            out[0] = us;
+            out[1] = cost.marginMicros(us);
+            out[2] = COST_ANALYTICAL_BACKEND;
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    // ------------------------------------------------------------------ notifications
+
+    /**
+     * Takes every notification received since the last call, oldest first, into {@code out[0]} as one
+     * packed array (see {@link #packNotifications}). Never blocks.
+     */
+    public int getNotifs(byte[][] out) {
+        return guard(() -> {
+            requireOut(out);
+            out[0] = packNotifications(engine.drainNotifications());
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /** Sends a notification not bound to a transfer; no ordering with transfers. */
+    public int genNotif(String remoteAgent, byte[] message) {
+        return guard(() -> {
+            requireAgent(remoteAgent);
+            if (message == null) {
+                throw new TransferException(Code.INVALID_PARAM, "no message");
+            }
+            engine.session(remoteAgent).notify(message);
+            return NixlStatus.SUCCESS;
+        });
+    }
+
+    /**
+     * Packs notifications for the C side, little-endian: {@code u32 count}, then per notification
+     * {@code u32 agentLength, agent (UTF-8), u32 messageLength, message}.
+     */
+    public static byte[] packNotifications(List<Notification> notifications) {
+        int size = 4;
+        List<byte[]> agents = new ArrayList<>(notifications.size());
+        for (Notification n : notifications) {
+            byte[] agent = n.agent().getBytes(StandardCharsets.UTF_8);
+            agents.add(agent);
+            size += 8 + agent.length + n.message().length;
+        }
+        ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(notifications.size());
+        for (int i = 0; i < notifications.size(); i++) {
+            byte[] message = notifications.get(i).message();
+            b.putInt(agents.get(i).length).put(agents.get(i)).putInt(message.length).put(message);
+        }
+        return b.array();
+    }
+
+    /** The inverse of {@link #packNotifications}. */
+    public static List<Notification> unpackNotifications(byte[] packed) {
+        ByteBuffer b = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
+        int count = b.getInt();
+        List<Notification> out = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            byte[] agent = new byte[b.getInt()];
+            b.get(agent);
+            byte[] message = new byte[b.getInt()];
+            b.get(message);
+            out.add(new Notification(new String(agent, StandardCharsets.UTF_8), message));
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    /**
+     * Releases every handle (aborting transfers in flight), deregisters what is still registered,
+     * then closes the resources given at construction. Idempotent. May block as long as closing the
+     * engine does.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        xfers.values().forEach(Xfer::release);
+        xfers.clear();
+        for (Metadata m : metadata.values()) {
+            if (m instanceof Local local) {
+                try {
+                    local.memory.close();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "deregistration at close failed", e);
+                }
+            }
+        }
+        metadata.clear();
+        try {
+            resources.close();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "closing the engine of NIXL backend " + engine.name() + " failed", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    private interface Body {
+        int run();
+    }
+
+    private int guard(Body body) {
+        try {
+            if (closed) {
+                throw new TransferException(Code.CANCELED, "backend closed");
+            }
+            return body.run();
+        } catch (TransferException e) {
+            LOG.log(System.Logger.Level.DEBUG, "NIXL backend call failed", e);
+            return e.nixlStatus();
+        } catch (RuntimeException e) {
+            // Not a TransferException: a bug somewhere; NIXL only gets a number, so say more here.
+            LOG.log(System.Logger.Level.WARNING, "unexpected failure in NIXL backend " + engine.name(), e);
+            return NixlStatus.ERR_UNKNOWN;
+        }
+    }
+
+    private long nextId() {
+        return ids.incrementAndGet();
+    }
+
+    private Xfer xfer(long handle) {
+        Xfer x = xfers.get(handle);
+        if (x == null) {
+            throw new TransferException(Code.NOT_FOUND, "no transfer handle " + handle);
+        }
+        return x;
+    }
+
+    private MemoryDescriptor localRange(long md) {
+        if (!(metadata.get(md) instanceof Local local)) {
+            throw new TransferException(Code.NOT_FOUND, "no registration with id " + md);
+        }
+        return local.memory.descriptor();
+    }
+
+    private MemoryDescriptor remoteRange(long md, String remoteAgent, boolean self) {
+        Metadata m = metadata.get(md);
+        if (self) {
+            if (m instanceof LocalTarget target) {
+                return target.local.memory.descriptor();
+            }
+            if (m instanceof Local local) {
+                return local.memory.descriptor();
+            }
+            throw new TransferException(Code.NOT_FOUND, "no local target metadata with id " + md);
+        }
+        if (!(m instanceof Remote remote)) {
+            throw new TransferException(Code.NOT_FOUND, "no remote metadata with id " + md);
+        }
+        if (!remote.agent.equals(remoteAgent)) {
+            throw new TransferException(Code.INVALID_PARAM,
+                    "metadata " + md + " belongs to agent " + remote.agent + ", not " + remoteAgent);
+        }
+        return remote.range;
+    }
+
+    private static void checkInside(MemoryDescriptor d, MemoryDescriptor region, String side, int i) {
+        if (d.kind() != region.kind() || !region.contains(d.address(), d.length())) {
+            throw new TransferException(Code.NOT_ALLOWED, side + " descriptor " + i + " " + d
+                    + " is not inside its metadata's region " + region);
+        }
+    }
+
+    private static int count(long[] addr, long[] len, int[] dev, long[] md, String side) {
+        if (addr == null || len == null || dev == null || md == null) {
+            throw new TransferException(Code.INVALID_PARAM, "missing " + side + " descriptor arrays");
+        }
+        int n = addr.length;
+        if (len.length != n || dev.length != n || md.length != n) {
+            throw new TransferException(Code.INVALID_PARAM, side + " descriptor arrays differ in length");
+        }
+        return n;
+    }
+
+    private static MemoryDescriptor descriptor(long addr, long len, int devId, int memType) {
+        MemoryKind kind = switch (memType) {
+            case DRAM_SEG -> MemoryKind.DRAM;
+            case VRAM_SEG -> MemoryKind.VRAM;
+            default -> throw new TransferException(Code.NOT_SUPPORTED,
+                    "memory type " + memType + ": TCPX moves DRAM_SEG and VRAM_SEG only");
+        };
+        return new MemoryDescriptor(addr, len, kind, devId);
+    }
+
+    private static void requireOut(Object[] out) {
+        if (out == null || out.length < 1) {
+            throw new TransferException(Code.INVALID_PARAM, "no output array");
+        }
+    }
+
+    private static void requireOut(long[] out) {
+        if (out == null || out.length < 1) {
+            throw new TransferException(Code.INVALID_PARAM, "no output array");
+        }
+    }
+
+    private static void requireAgent(String agent) {
+        if (agent == null || agent.isEmpty()) {
+            throw new TransferException(Code.INVALID_PARAM, "no agent name");
+        }
+    }
+
+    private sealed interface Metadata permits Local, LocalTarget, Remote {
+    }
+
+    private record Local(RegisteredMemory memory) implements Metadata {
+    }
+
+    private record LocalTarget(Local local) implements Metadata {
+    }
+
+    private record Remote(String agent, MemoryDescriptor range, RemoteKey key) implements Metadata {
+    }
+
+    private record RemoteKey(String agent, ByteBuffer blob) {
+        byte[] blobBytes() {
+            byte[] b = new byte[blob.remaining()];
+            blob.duplicate().get(b);
+            return b;
+        }
+    }
+
+    /** One prepared transfer; posts, checks and release are serialised on it. */
+    private static final class Xfer {
+        private final int op;
+        private final Session session;
+        private final List<MemoryDescriptor> local;
+        private final List<MemoryDescriptor> remote;
+        private final long bytes;
+        private final boolean self;
+        private Transfer current;
+
+        Xfer(int op, Session session, List<MemoryDescriptor> local, List<MemoryDescriptor> remote, long bytes,
+             boolean self) {
+            this.op = op;
+            this.session = session;
+            this.local = local;
+            this.remote = remote;
+            this.bytes = bytes;
+            this.self = self;
+        }
+
+        synchronized int post(byte[] notif) {
+            if (current != null && !current.status().isTerminal()) {
+                return NixlStatus.ERR_REPOST_ACTIVE;
+            }
+            current = op == OP_WRITE ? session.write(local, remote, notif) : session.read(local, remote, notif);
+            return state(current);
+        }
+
+        synchronized int check() {
+            return current == null ? NixlStatus.ERR_NOT_POSTED : state(current);
+        }
+
+        synchronized void release() {
+            if (current != null) {
+                current.release();
+            }
+        }
+
+        private static int state(Transfer t) {
+            return NixlStatus.of(t.status(), t.error().orElse(null));
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package io.tcpx4j.nixl;
+
+import com.google.inject.ConfigurationException;
+import com.google.inject.CreationException;
+import com.google.inject.Guice;
+import com.google.inject.Injector;
+import com.google.inject.Module;
+import com.google.inject.ProvisionException;
+import com.google.inject.Stage;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.Engine;
+import io.tcpx4j.inject.EngineLifecycle;
+import io.tcpx4j.inject.EngineModule;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The composition root of the NIXL backend: one Guice injector per backend, made of the engine
+ * module, the transport module that the configuration names and, on a machine with an NVIDIA GPU,
+ * the CUDA unpack module.
+ *
+ * <p>Adapter modules other than the engine's are loaded by class name, so that this module needs
+ * neither JNA nor JCuda at build time and a missing adapter jar fails with a message that names it:
+ * <ul>
+ *   <li>{@code transport=loopback}: {@value #LOOPBACK_MODULE}</li>
+ *   <li>{@code transport=tcpx}: {@value #TCPX_MODULE}</li>
+ *   <li>{@code transport=<class name>}: that module (public, with a public no-argument constructor)</li>
+ *   <li>{@code cuda=on}, or {@code auto} with {@code /dev/nvidiactl} present: {@value #CUDA_MODULE}</li>
+ * </ul>
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class NixlBackends {
+
+    static final String LOOPBACK_MODULE = "io.tcpx4j.transport.loopback.LoopbackTransportModule";
+    static final String TCPX_MODULE = "io.tcpx4j.transport.tcpx.TcpxTransportModule";
+    static final String CUDA_MODULE = "io.tcpx4j.cuda.CudaUnpackModule";
+
+    private static final System.Logger LOG = System.getLogger(NixlBackends.class.getName());
+
+    private NixlBackends() {
+    }
+
+    /**
+     * Creates and starts a backend for agent {@code agent} from NIXL backend parameters (see
+     * {@link NixlBackendConfig}). Binds the engine's control listener; may block briefly for that.
+     *
+     * @throws TransferException INVALID_PARAM for bad parameters, NOT_SUPPORTED for a transport or
+     *                           CUDA module that is not on the class path, BACKEND if starting failed
+     */
+    public static NixlBackend create(String agent, Map<String, String> params) {
+        NixlBackendConfig config = NixlBackendConfig.parse(agent, params);
+        List<Module> modules = new ArrayList<>();
+        modules.add(new EngineModule(config.engine()));
+        modules.add(load(moduleClass(config.transport()), "transport '" + config.transport() + "'"));
+        if (wantsCuda(config.cuda())) {
+            modules.add(load(CUDA_MODULE, "cuda=" + config.cuda()));
+        }
+        EngineLifecycle lifecycle;
+        try {
+            Injector injector = Guice.createInjector(Stage.PRODUCTION, modules);
+            lifecycle = injector.getInstance(EngineLifecycle.class);
+        } catch (CreationException | ConfigurationException | ProvisionException e) {
+            throw new TransferException(Code.BACKEND, "cannot assemble the TCPX backend of " + agent + ": "
+                    + e.getMessage(), e);
+        }
+        try {
+            Engine engine = lifecycle.start();
+            LOG.log(System.Logger.Level.INFO, "NIXL TCPX backend " + agent + " started, transport "
+                    + config.transport() + (modules.size() > 2 ? ", CUDA unpack" : ""));
+            return new NixlBackend(engine, lifecycle, config.cost());
+        } catch (RuntimeException e) {
+            lifecycle.stop();
+            throw e instanceof TransferException te ? te
+                    : new TransferException(Code.BACKEND, "cannot start the TCPX backend of " + agent + ": " + e, e);
+        }
+    }
+
+    static String moduleClass(String transport) {
+        return switch (transport) {
+            case "loopback" -> LOOPBACK_MODULE;
+            case "tcpx" -> TCPX_MODULE;
+            default -> transport;
+        };
+    }
+
+    static boolean wantsCuda(String cuda) {
+        return switch (cuda) {
+            case "on" -> true;
+            case "off" -> false;
+            // the driver's control node exists exactly when an NVIDIA driver with a GPU is loaded
+            default -> Files.exists(Path.of("/dev/nvidiactl"));
+        };
+    }
+
+    static Module load(String className, String why) {
+        Class<?> type;
+        try {
+            type = Class.forName(className, true, NixlBackends.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw new TransferException(Code.NOT_SUPPORTED, why + " needs " + className
+                    + ", which is not on the class path: add its jar (and its dependencies) to TCPX4J_CLASSPATH", e);
+        }
+        if (!Module.class.isAssignableFrom(type)) {
+            throw new TransferException(Code.INVALID_PARAM, className + " (for " + why + ") is not a Guice module");
+        }
+        try {
+            return (Module) type.getConstructor().newInstance();
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            Throwable cause = e instanceof java.lang.reflect.InvocationTargetException ite ? ite.getCause() : e;
+            throw new TransferException(Code.NOT_SUPPORTED, "cannot instantiate " + className + " (for " + why
+                    + ") with its public no-argument constructor: " + cause, cause);
+        }
+    }
+}
