@@ -1,8 +1,13 @@
 package io.tcpx4j.cli;
 
 import com.google.inject.Module;
+import com.google.inject.util.Modules;
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.cuda.Cuda;
+import io.tcpx4j.cuda.CudaUnpackModule;
+import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.inject.EngineModule;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 import io.tcpx4j.transport.loopback.LoopbackTransportModule;
 import io.tcpx4j.transport.tcpx.TcpxOptions;
@@ -13,8 +18,9 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The one place where the CLI chooses adapters: which transport module an engine's injector gets
- * (beside {@code EngineModule}), and whether the selected transport and memory exist in this build.
+ * The one place where the CLI chooses adapters: which transport module (and, for GPU memory, the
+ * cuda-unpack module) an engine's injector gets beside {@code EngineModule}, and whether the selected
+ * transport and memory exist in this build and on this host.
  * Adding a transport or the CUDA memory module touches only this class.
  *
  * <p>Thread-safe (stateless).
@@ -39,12 +45,18 @@ final class Backends {
      * the engine starts, {@link Node#start}).
      */
     static void checkAvailable(TransportKind transport, MemoryKind memory) {
-        if (memory == MemoryKind.VRAM) {
-            throw new Unavailable("--mem vram is not available in this build (module cuda-unpack is not built in"
-                    + " yet); use --mem dram");
-        }
         if (!built(transport)) {
             throw new Unavailable("--transport " + transport.label() + " is not available in this build");
+        }
+        if (memory == MemoryKind.VRAM) {
+            if (!built(null)) {
+                throw new Unavailable("--mem vram is not available in this build (module cuda-unpack is not built in)");
+            }
+            // loads JCuda's native library and calls cuInit; failures are reported, never fatal
+            if (!Cuda.isAvailable()) {
+                throw new Unavailable("--mem vram is not available on this host: CUDA is not usable ("
+                        + Cuda.unavailabilityCause() + "); use --mem dram, or run 'tcpx4j doctor --mem vram'");
+            }
         }
     }
 
@@ -58,6 +70,23 @@ final class Backends {
             case LOOPBACK -> new LoopbackTransportModule(LoopbackConfig.defaults().withBindHost(spec.bindHost()));
             case TCPX -> new TcpxTransportModule(TcpxOptions.defaults());
         };
+    }
+
+    /**
+     * The whole composition of one engine's injector: {@code EngineModule}, the transport module and,
+     * for {@code --mem vram}, cuda-unpack (CUDA device memory and the unpack kernel on GPU 0).
+     *
+     * <p>cuda-unpack binds {@code DeviceMemory} and {@code Unpacker} directly, while EngineModule
+     * declares them as optional bindings with host defaults; Guice rejects the pair as duplicate
+     * bindings, so cuda-unpack overrides EngineModule here.
+     */
+    static Module compose(EngineConfig config, Spec spec) {
+        Module transport = transportModule(spec);
+        Module engine = new EngineModule(config);
+        if (spec.memory() == MemoryKind.VRAM) {
+            engine = Modules.override(engine).with(new CudaUnpackModule(0));
+        }
+        return Modules.combine(engine, transport);
     }
 
     /**

@@ -57,7 +57,7 @@ final class BenchCommand implements Callable<Integer> {
     List<Integer> batchSizes;
 
     @Option(names = "--iterations", paramLabel = "N",
-            description = "Measured transfers per row. Default: 256 MiB worth per row, 8..1000.")
+            description = "Measured transfers per row. Default: 512 MiB worth per row, 8..2000.")
     Integer iterations;
 
     @Option(names = "--warmup", paramLabel = "N",

@@ -56,7 +56,8 @@ final class BenchRunner {
             long total = 0;
             for (int batch : settings.batchSizes()) {
                 for (long block : settings.blockSizes()) {
-                    total += settings.iterationsFor(block, batch) + settings.warmupFor(block, batch);
+                    total += (settings.iterationsFor(block, batch) + settings.warmupFor(block, batch))
+                            * progressWeight(block, batch);
                 }
             }
             progress.start(total);
@@ -100,9 +101,10 @@ final class BenchRunner {
         int warmup = settings.warmupFor(block, batch);
         int iterations = settings.iterationsFor(block, batch);
         String label = Sizes.format(block) + " x " + batch;
+        long weight = progressWeight(block, batch);
         for (int i = 0; i < warmup; i++) {
             transfer(write, localDescs, remoteDescs, null, null);
-            progress.advance(1, label);
+            progress.advance(weight, label);
         }
         Histogram latency = new Histogram(3_600_000_000_000L, 3);
         long[] times = new long[3];
@@ -115,7 +117,7 @@ final class BenchRunner {
             prep += times[0];
             post += times[1];
             latency.recordValue(Math.max(1, times[2]));
-            progress.advance(1, label);
+            progress.advance(weight, label);
         }
         long elapsed = Math.max(1, System.nanoTime() - start);
         lastNotification = landed;
@@ -130,6 +132,14 @@ final class BenchRunner {
         return new BenchRow(block, batch, iterations, bytes, seconds, bytes / seconds / 1e9,
                 latency.getMean() / 1e3, latency.getValueAtPercentile(99) / 1e3,
                 prep / 1e3 / iterations, post / 1e3 / iterations, mismatches);
+    }
+
+    /**
+     * Progress units of one transfer: its bytes plus a fixed cost, so that the bar moves with time
+     * both for many small transfers and for few large ones.
+     */
+    private static long progressWeight(long block, int batch) {
+        return block * batch + (64 << 10);
     }
 
     /** One transfer, waited for. {@code times} (if non-null) receives prep, post and total nanoseconds. */

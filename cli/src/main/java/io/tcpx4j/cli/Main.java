@@ -50,16 +50,16 @@ public final class Main implements Runnable {
             // one line: what is wrong and where to look
             String name = e.getCommandLine().getCommandName();
             String hint = e.getCommandLine() == cl ? "tcpx4j --help" : "tcpx4j " + name + " --help";
-            io.err().println("tcpx4j: " + e.getMessage() + " (see '" + hint + "')");
+            io.err().println("tcpx4j: " + oneLine(e.getMessage()) + " (see '" + hint + "')");
             io.err().flush();
             return EXIT_USAGE;
         });
         cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
             if (e instanceof Unavailable) {
-                io.err().println("tcpx4j: " + e.getMessage());
+                io.err().println("tcpx4j: " + oneLine(e.getMessage()));
                 return EXIT_USAGE;
             }
-            io.err().println("tcpx4j: " + commandLine.getCommandName() + " failed: " + describe(e));
+            io.err().println("tcpx4j: " + commandLine.getCommandName() + " failed: " + oneLine(describe(e)));
             if (parseResult.expandedArgs().contains("-v") || parseResult.expandedArgs().contains("--verbose")) {
                 e.printStackTrace(io.err());
             }
@@ -67,6 +67,11 @@ public final class Main implements Runnable {
             return EXIT_FAILURE;
         });
         return cl;
+    }
+
+    /** Native loaders put line breaks in their messages; errors here are one line. */
+    static String oneLine(String message) {
+        return message == null ? "" : message.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     private static String describe(Throwable e) {

@@ -8,7 +8,6 @@ import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.inject.EngineLifecycle;
-import io.tcpx4j.inject.EngineModule;
 import com.google.inject.Guice;
 import com.google.inject.Injector;
 import com.google.inject.ProvisionException;
@@ -54,7 +53,7 @@ final class Node implements AutoCloseable {
      * @throws Unavailable when the transport cannot start on this host (e.g. no TCPX plugin)
      */
     static Node start(EngineConfig config, Backends.Spec spec) {
-        Injector injector = Guice.createInjector(new EngineModule(config), Backends.transportModule(spec));
+        Injector injector = Guice.createInjector(Backends.compose(config, spec));
         EngineLifecycle lifecycle;
         try {
             lifecycle = injector.getInstance(EngineLifecycle.class);

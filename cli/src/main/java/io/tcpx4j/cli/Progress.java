@@ -31,6 +31,11 @@ class Progress {
         return new Progress(null);
     }
 
+    /** Whether this bar draws anything. */
+    boolean visible() {
+        return err != null;
+    }
+
     /** Sets the amount of work (any unit, e.g. iterations of all rows). */
     void start(long total) {
         this.total = Math.max(1, total);

@@ -47,9 +47,10 @@ class CliParsingTest {
     void defaultIterationsScaleWithSizeWithinBounds() {
         BenchSettings s = bench();
         assertThat(s.iterationsFor(4096, 1)).isEqualTo(BenchSettings.MAX_ITERATIONS);
-        assertThat(s.iterationsFor(1 << 20, 1)).isEqualTo(256);
+        assertThat(s.iterationsFor(1 << 20, 1)).isEqualTo(512);
         assertThat(s.iterationsFor(64L << 20, 1)).isEqualTo(BenchSettings.MIN_ITERATIONS);
-        assertThat(s.iterationsFor(1 << 20, 4)).isEqualTo(64);
+        assertThat(s.iterationsFor(16L << 20, 1)).isEqualTo(32);
+        assertThat(s.iterationsFor(1 << 20, 4)).isEqualTo(128);
         assertThat(s.warmupFor(4096, 1)).isEqualTo(100);
         assertThat(s.warmupFor(64L << 20, 1)).isEqualTo(2);
     }
