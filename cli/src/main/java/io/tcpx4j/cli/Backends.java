@@ -4,7 +4,6 @@ import com.google.inject.Module;
 import com.google.inject.util.Modules;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.cuda.Cuda;
-import io.tcpx4j.cuda.CudaUnpackModule;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.inject.EngineModule;
@@ -55,7 +54,7 @@ final class Backends {
             // loads JCuda's native library and calls cuInit; failures are reported, never fatal
             if (!Cuda.isAvailable()) {
                 throw new Unavailable("--mem vram is not available on this host: CUDA is not usable ("
-                        + Cuda.unavailabilityCause() + "); use --mem dram, or run 'tcpx4j doctor --mem vram'");
+                        + Main.shortCause(Cuda.unavailabilityCause()) + "); use --mem dram, or run 'tcpx4j doctor --mem vram'");
             }
         }
     }
@@ -76,15 +75,14 @@ final class Backends {
      * The whole composition of one engine's injector: {@code EngineModule}, the transport module and,
      * for {@code --mem vram}, cuda-unpack (CUDA device memory and the unpack kernel on GPU 0).
      *
-     * <p>cuda-unpack binds {@code DeviceMemory} and {@code Unpacker} directly, while EngineModule
-     * declares them as optional bindings with host defaults; Guice rejects the pair as duplicate
-     * bindings, so cuda-unpack overrides EngineModule here.
+     * <p>GPU memory comes from {@link GpuModule} (cuda-unpack's classes set on EngineModule's
+     * optional bindings), not from CudaUnpackModule, which does not compose with EngineModule.
      */
     static Module compose(EngineConfig config, Spec spec) {
         Module transport = transportModule(spec);
         Module engine = new EngineModule(config);
         if (spec.memory() == MemoryKind.VRAM) {
-            engine = Modules.override(engine).with(new CudaUnpackModule(0));
+            return Modules.combine(engine, transport, new GpuModule(0));
         }
         return Modules.combine(engine, transport);
     }

@@ -1,6 +1,7 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.cuda.Cuda;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.DeviceProperties;
 import io.tcpx4j.transport.tcpx.TcpxTransport;
@@ -142,9 +143,22 @@ final class Doctor {
                     : Check.info("cuda", detail));
             return out;
         }
-        out.add(driver == null && needed
-                ? Check.fail("cuda", driverText, "install the NVIDIA driver (A3: the COS/GPU image does)", true)
-                : Check.info("cuda", driverText));
+        if (!needed) {
+            out.add(Check.info("cuda", "cuda-unpack built in; " + driverText
+                    + " (run 'tcpx4j doctor --mem vram' to initialise CUDA and list GPUs)"));
+            return out;
+        }
+        // --mem vram asked for it: load JCuda's native library and cuInit (failures are returned, not fatal)
+        if (Cuda.isAvailable()) {
+            int v = Cuda.driverVersion();
+            out.add(Check.ok("cuda", "CUDA driver API " + v / 1000 + "." + (v % 1000) / 10 + ", " + Cuda.deviceCount()
+                    + " GPU(s); " + driverText));
+        } else {
+            out.add(Check.fail("cuda", "CUDA is not usable: " + Main.shortCause(Cuda.unavailabilityCause())
+                            + "; " + driverText,
+                    "install the NVIDIA driver (R535+, libcuda.so.1 on the loader path) on a GPU host, or use --mem dram",
+                    true));
+        }
         return out;
     }
 

@@ -74,6 +74,26 @@ public final class Main implements Runnable {
         return message == null ? "" : message.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
+    /**
+     * A short, one-line cause. Native loaders (JCuda) put whole stack traces into their messages;
+     * keep the last "UnsatisfiedLinkError: library: reason" of such a message, else cut it at 300
+     * characters.
+     */
+    static String shortCause(Throwable t) {
+        String m = oneLine(String.valueOf(t));
+        if (m.length() <= 300) {
+            return m;
+        }
+        String marker = "UnsatisfiedLinkError: ";
+        int at = m.lastIndexOf(marker);
+        if (at >= 0) {
+            String rest = m.substring(at + marker.length());
+            int end = rest.indexOf(" at ");
+            return "cannot load " + (end > 0 ? rest.substring(0, end) : rest);
+        }
+        return m.substring(0, 300) + "...";
+    }
+
     private static String describe(Throwable e) {
         Throwable t = e;
         while (t.getCause() != null && (t.getMessage() == null || t instanceof java.io.UncheckedIOException)) {

@@ -48,4 +48,16 @@ class SizesTest {
             assertThatThrownBy(() -> HostPort.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
         }
     }
+
+    @Test
+    void nativeLoaderMessagesShrinkToOneShortLine() {
+        String jcuda = "Error while loading native library \"JCudaDriver-12.0.0-linux-x86_64\"\nOperating system name: Linux\n"
+                + "---(start of nested stack traces)---\n" + "x".repeat(400) + "\njava.lang.UnsatisfiedLinkError: "
+                + "/tmp/libJCudaDriver.so: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+                + "\tat java.base/jdk.internal.loader.NativeLibraries.load(Native Method)\n";
+        assertThat(Main.shortCause(new UnsatisfiedLinkError(jcuda))).isEqualTo("cannot load /tmp/libJCudaDriver.so:"
+                + " libcuda.so.1: cannot open shared object file: No such file or directory");
+        assertThat(Main.shortCause(new IllegalStateException("a\n b"))).isEqualTo("java.lang.IllegalStateException: a b");
+        assertThat(Main.shortCause(new IllegalStateException("y".repeat(500)))).hasSize(303);
+    }
 }
