@@ -17,7 +17,9 @@
  *   - logs like TCPX: variadic logger, a WARN on every progress step of a host-memory receive.
  * Environment: TCPX4J_TESTPEER_INIT_EXIT=1 makes init call exit(1) (TCPX does that when the CUDA
  * driver fails), TCPX4J_TESTPEER_INIT_FAIL=1 makes init return ncclInternalError.
- * Build with -DPEER_NO_TABLE for a library that exports only an unsupported (v4-named) symbol.
+ * Build with -DPEER_NO_TABLE for a library that exports only an unsupported (v4-named) symbol, and
+ * with -DPEER_HOST_PTR_ONLY for a plugin that takes host memory only (TCPX built with HOST_PTR_ONLY
+ * still reports the UNPACK device type; nccl-fastsocket is host-only too).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -237,7 +239,11 @@ static int p_properties(int dev, struct props_v6 *p) {
   p->name = dev_name;
   p->pci_path = dev_pci;
   p->guid = 0x7e57;
+#ifdef PEER_HOST_PTR_ONLY
+  p->ptr_support = PTR_HOST;
+#else
   p->ptr_support = PTR_HOST | PTR_CUDA;
+#endif
   p->speed = 100000;
   p->port = 1;
   p->latency = 2.5f;
@@ -413,7 +419,11 @@ static int reg_common(void *comm, void *data, size_t size, int type, void **mhan
     WARN("NET/testpeer : CUDA memory %p+%zu not 4 KiB aligned", data, size);
     return R_INTERNAL;
   }
+#ifdef PEER_HOST_PTR_ONLY
+  if (type != PTR_HOST) {
+#else
   if (type != PTR_CUDA && type != PTR_HOST) {
+#endif
     WARN("NET/testpeer : unknown memory type %d", type);
     return R_INTERNAL;
   }

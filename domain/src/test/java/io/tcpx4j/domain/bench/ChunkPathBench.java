@@ -101,6 +101,28 @@ public class ChunkPathBench {
         return writeOnce();
     }
 
+    /**
+     * Baseline in the same run: only the transport calls one chunk needs at both ends (isend, test,
+     * irecv, test, consumed) on the same double, with no engine around them.
+     */
+    @Benchmark
+    @OperationsPerInvocation(CHUNKS)
+    public int transportCallsOnly() {
+        int done = 0;
+        for (int i = 0; i < CHUNKS; i++) {
+            io.tcpx4j.domain.port.out.NetRequest s = bare.isend(bareSend, src + (long) i * CHUNK, CHUNK, i, null);
+            done += bare.test(s) ? 1 : 0;
+            io.tcpx4j.domain.port.out.NetRequest r = bare.irecv(bareRecv, dst + (long) i * CHUNK, CHUNK, i, null);
+            done += bare.test(r) ? 1 : 0;
+            bare.consumed(bareRecv, r);
+        }
+        return done;
+    }
+
+    private final NullTransportDouble bare = new NullTransportDouble();
+    private final io.tcpx4j.domain.port.out.SendComm bareSend = bare.connect(0, new byte[128]);
+    private final io.tcpx4j.domain.port.out.RecvComm bareRecv = bare.accept(bare.listen(0));
+
     public static void main(String[] args) throws Exception {
         org.openjdk.jmh.Main.main(args.length > 0 ? args : new String[] {ChunkPathBench.class.getSimpleName(), "-prof", "gc"});
     }

@@ -2,6 +2,7 @@ package io.tcpx4j.transport.tcpx;
 
 import com.sun.jna.Memory;
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
@@ -27,6 +28,12 @@ abstract class TcpxComm {
     long completed;
     long released;
     boolean closed;
+    /**
+     * The failure that broke this comm, or null. TCPX has no recovery after a failed {@code test}
+     * (its helper threads exit, its control socket is gone) yet still hands out requests on the comm,
+     * so the adapter remembers the failure and reports it for every later post and test.
+     */
+    TransferException failure;
     final List<TcpxRegistration> registrations = new ArrayList<>();
     /** request** for isend/irecv, and regMr's mhandle**. */
     final Memory out = new Memory(8);

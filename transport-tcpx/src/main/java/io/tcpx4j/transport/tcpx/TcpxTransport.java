@@ -45,7 +45,10 @@ import static io.tcpx4j.api.TransferException.Code.NOT_SUPPORTED;
  *       never writes it): a request reports its posted size;</li>
  *   <li>irecv always with n == 1; iflush is never called; every receive is handed back with
  *       irecvConsumed (v7+), oldest first; completed receives into CUDA memory on an UNPACK device
- *       expose their fragments, read from the request's unpack slot ({@link TcpxRequestLayout}).</li>
+ *       expose their fragments, read from the request's unpack slot ({@link TcpxRequestLayout});</li>
+ *   <li>a comm whose test or post failed stays failed: TCPX cannot recover it but would go on handing
+ *       out requests that never complete, so every later isend, irecv and test on it throws the
+ *       first failure's code (REMOTE_DISCONNECT when the peer went away).</li>
  * </ul>
  * Nothing is logged per transfer. Result codes translate as described in {@link NcclResult}.
  *
@@ -95,7 +98,10 @@ public final class TcpxTransport implements NetTransport {
         if (!devices.isEmpty() && devices.get(0).supports(PtrType.CUDA)) {
             caps.add(Capability.CUDA_MEMORY);
         }
-        if (!devices.isEmpty() && devices.get(0).netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK) {
+        // Only receives into CUDA memory land in bounce pages: a host-only build (TCPX's HOST_PTR_ONLY)
+        // still reports the UNPACK device type, but every receive it makes lands in place.
+        if (caps.contains(Capability.CUDA_MEMORY)
+                && devices.get(0).netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK) {
             caps.add(Capability.DEVMEM_RECEIVE);
         }
         this.capabilities = Set.copyOf(caps);
@@ -304,6 +310,7 @@ public final class TcpxTransport implements NetTransport {
     public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
         TcpxComm c = commOf(comm);
         TcpxRegistration r = checkPost(c, address, size, registration);
+        checkNotFailed(c);
         if (c.outstanding() >= MAX_REQUESTS) {
             return null;
         }
@@ -317,6 +324,7 @@ public final class TcpxTransport implements NetTransport {
         TcpxComm c = commOf(comm);
         TcpxComm.Recv rc0 = (TcpxComm.Recv) c;
         TcpxRegistration r = checkPost(c, address, size, registration);
+        checkNotFailed(c);
         if (c.outstanding() >= MAX_REQUESTS) {
             return null;
         }
@@ -334,7 +342,7 @@ public final class TcpxTransport implements NetTransport {
             return null; // TCPX returns ncclInternalError when its request slots are full
         }
         if (rc != NcclResult.SUCCESS) {
-            throw NcclResult.data(call, rc);
+            throw failed(c, NcclResult.data(call, rc));
         }
         long req = c.out.getLong(0);
         if (req == 0) {
@@ -360,6 +368,7 @@ public final class TcpxTransport implements NetTransport {
         TcpxNetRequest r = requestOf(request);
         TcpxComm c = r.comm;
         checkComm(c);
+        checkNotFailed(c);
         if (r.state != TcpxNetRequest.State.POSTED || c.testHead() != r) {
             throw new TransferException(INVALID_PARAM, "test only the oldest uncompleted request of a comm (TCPX is"
                     + " FIFO); " + r + " is not");
@@ -367,7 +376,7 @@ public final class TcpxTransport implements NetTransport {
         c.done.setInt(0, 0);
         int rc = plugin.test(r.pointer, c.done, c.testSize);
         if (rc != NcclResult.SUCCESS) {
-            throw NcclResult.data("test", rc);
+            throw failed(c, NcclResult.data("test", rc));
         }
         if (c.done.getInt(0) == 0) {
             return false;
@@ -509,6 +518,20 @@ public final class TcpxTransport implements NetTransport {
             checkComm(c);
         }
         return c;
+    }
+
+    /** Remembers the first failure of a comm's data path (misuse aside); see {@link TcpxComm#failure}. */
+    private static TransferException failed(TcpxComm c, TransferException e) {
+        if (c.failure == null && e.code() != INVALID_PARAM) {
+            c.failure = e;
+        }
+        return e;
+    }
+
+    private static void checkNotFailed(TcpxComm c) {
+        if (c.failure != null) {
+            throw new TransferException(c.failure.code(), c + " failed before: " + c.failure.getMessage(), c.failure);
+        }
     }
 
     private static void checkComm(TcpxComm c) {
