@@ -1,0 +1,115 @@
+package io.tcpx4j.cli;
+
+import com.google.inject.Module;
+import com.google.inject.util.Modules;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.cuda.Cuda;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.inject.EngineModule;
+import io.tcpx4j.transport.loopback.LoopbackConfig;
+import io.tcpx4j.transport.loopback.LoopbackTransportModule;
+import io.tcpx4j.transport.tcpx.TcpxOptions;
+import io.tcpx4j.transport.tcpx.TcpxTransport;
+import io.tcpx4j.transport.tcpx.TcpxTransportModule;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The one place where the CLI chooses adapters: which transport module (and, for GPU memory, the
+ * cuda-unpack module) an engine's injector gets beside {@code EngineModule}, and whether the selected
+ * transport and memory exist in this build and on this host.
+ * Adding a transport or the CUDA memory module touches only this class.
+ *
+ * <p>Thread-safe (stateless).
+ */
+final class Backends {
+
+    private Backends() {
+    }
+
+    /** What one engine runs on. */
+    record Spec(TransportKind transport, MemoryKind memory, String bindHost) {
+        Spec {
+            Objects.requireNonNull(transport, "transport");
+            Objects.requireNonNull(memory, "memory");
+            Objects.requireNonNull(bindHost, "bindHost");
+        }
+    }
+
+    /**
+     * Fails with {@link Unavailable} if this build cannot run {@code transport} with {@code memory}.
+     * Cheap and side-effect free: no native library is loaded here (a missing TCPX plugin shows when
+     * the engine starts, {@link Node#start}).
+     */
+    static void checkAvailable(TransportKind transport, MemoryKind memory) {
+        if (!built(transport)) {
+            throw new Unavailable("--transport " + transport.label() + " is not available in this build");
+        }
+        if (memory == MemoryKind.VRAM) {
+            if (!built(null)) {
+                throw new Unavailable("--mem vram is not available in this build (module cuda-unpack is not built in)");
+            }
+            // loads JCuda's native library and calls cuInit; failures are reported, never fatal
+            if (!Cuda.isAvailable()) {
+                throw new Unavailable("--mem vram is not available on this host: CUDA is not usable ("
+                        + Main.shortCause(Cuda.unavailabilityCause()) + "); use --mem dram, or run 'tcpx4j doctor --mem vram'");
+            }
+        }
+    }
+
+    /**
+     * The transport module for one engine. Modules do no I/O: the TCPX plugin is loaded when the
+     * injector first provisions the transport.
+     */
+    static Module transportModule(Spec spec) {
+        checkAvailable(spec.transport(), spec.memory());
+        return switch (spec.transport()) {
+            case LOOPBACK -> new LoopbackTransportModule(LoopbackConfig.defaults().withBindHost(spec.bindHost()));
+            case TCPX -> new TcpxTransportModule(TcpxOptions.defaults());
+        };
+    }
+
+    /**
+     * The whole composition of one engine's injector: {@code EngineModule}, the transport module and,
+     * for {@code --mem vram}, cuda-unpack (CUDA device memory and the unpack kernel on GPU 0).
+     *
+     * <p>GPU memory comes from {@link GpuModule} (cuda-unpack's classes set on EngineModule's
+     * optional bindings), not from CudaUnpackModule, which does not compose with EngineModule.
+     */
+    static Module compose(EngineConfig config, Spec spec) {
+        Module transport = transportModule(spec);
+        Module engine = new EngineModule(config);
+        if (spec.memory() == MemoryKind.VRAM) {
+            return Modules.combine(engine, transport, new GpuModule(0));
+        }
+        return Modules.combine(engine, transport);
+    }
+
+    /**
+     * Opens the TCPX plugin for inspection ({@code doctor}): init runs in a child JVM first (TCPX's
+     * init calls exit(1) when the CUDA driver fails), then here; NCCL_DYNAMIC_CHUNK_SIZE is left alone
+     * so that the doctor reports the environment as the user set it.
+     */
+    static TcpxTransport tcpxForInspection(DeviceMemory memory) {
+        TcpxOptions d = TcpxOptions.defaults();
+        return TcpxTransport.open(new TcpxOptions(d.library(), 0, true, Duration.ofSeconds(30)), memory);
+    }
+
+    /**
+     * Whether the module of a transport (or, for null, cuda-unpack) is on the classpath. Looks the
+     * class up without initialising it, so no native library is touched.
+     */
+    static boolean built(TransportKind transport) {
+        String probe = transport == null ? "io.tcpx4j.cuda.Cuda"
+                : transport == TransportKind.TCPX ? "io.tcpx4j.transport.tcpx.Tcpx"
+                : "io.tcpx4j.transport.loopback.LoopbackTransport";
+        try {
+            Class.forName(probe, false, Backends.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,223 @@
+package io.tcpx4j.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * {@code tcpx4j bench}: nixlbench-style bandwidth and latency per block size. Without flags: two
+ * engines in this JVM over the loopback transport, host memory, WRITE. With {@code --role} one side of
+ * a two-host run.
+ *
+ * <p>Exit codes: 0 done, 1 a transfer or the run failed, 2 bad flags or a capability this build or
+ * machine lacks, 3 {@code --check-consistency} found bytes that differ.
+ */
+@Command(name = "bench", sortOptions = false, mixinStandardHelpOptions = true,
+        description = {"Measures bandwidth and latency of READ or WRITE transfers per block size, like nixlbench.",
+                "Default: two engines in this JVM over the loopback transport, DRAM, WRITE, 4K..64M."},
+        footer = {"", "Exit codes: 0 ok, 1 run failed, 2 bad flags or not available, 3 consistency check failed."})
+final class BenchCommand implements Callable<Integer> {
+
+    static final int EXIT_MISMATCH = 3;
+    static final String DEFAULT_BLOCK_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M";
+    /** Largest batch: every descriptor becomes one range in a control frame. */
+    static final int MAX_BATCH = 4096;
+
+    enum Role { INITIATOR, TARGET }
+
+    private final Io io;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    EngineOptions engine;
+
+    @Option(names = "--op", paramLabel = "read|write", defaultValue = "write",
+            description = "write: the initiator pushes into the target; read: it pulls. Default: ${DEFAULT-VALUE}.")
+    BenchSettings.Op op;
+
+    @Option(names = "--block-sizes", paramLabel = "SIZE[,SIZE...]", split = ",", defaultValue = DEFAULT_BLOCK_SIZES,
+            converter = Sizes.Converter.class,
+            description = "Bytes per descriptor, K/M/G suffixes (binary). Default: ${DEFAULT-VALUE}.")
+    List<Long> blockSizes;
+
+    @Option(names = "--batch-sizes", paramLabel = "N[,N...]", split = ",", defaultValue = "1",
+            description = "Descriptors per transfer, 1.." + MAX_BATCH + ". Default: ${DEFAULT-VALUE}.")
+    List<Integer> batchSizes;
+
+    @Option(names = "--iterations", paramLabel = "N",
+            description = "Measured transfers per row. Default: 512 MiB worth per row, 8..2000.")
+    Integer iterations;
+
+    @Option(names = "--warmup", paramLabel = "N",
+            description = "Unmeasured transfers before each row. Default: a tenth of the iterations, 2..100.")
+    Integer warmup;
+
+    @Option(names = "--check-consistency",
+            description = "Fill the source with pseudo-random data and check every destination byte after each row;"
+                    + " exit 3 if any differs.")
+    boolean checkConsistency;
+
+    @Option(names = "--json", description = "Print one JSON document (settings and rows) on stdout, nothing else.")
+    boolean json;
+
+    @Option(names = "--role", paramLabel = "initiator|target",
+            description = "Two-host mode: this side's role. Without it both engines run in this JVM.")
+    Role role;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", converter = HostPort.Converter.class,
+            description = "Target: out-of-band address initiators connect to. Default: 127.0.0.1:" + ServeCommand.DEFAULT_PORT + ".")
+    HostPort listen;
+
+    @Option(names = "--peer", paramLabel = "HOST:PORT", converter = HostPort.Converter.class,
+            description = "Initiator: the target's --listen address.")
+    HostPort peer;
+
+    @Option(names = "--peer-wait", paramLabel = "SECONDS", defaultValue = "30",
+            description = "Initiator: how long to retry connecting to --peer while the target starts. Default: ${DEFAULT-VALUE}.")
+    int peerWait;
+
+    /** Set by tests: a progress bar to use instead of the console one. */
+    Progress progressOverride;
+
+    BenchCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Logs.configure(engine.verbose);
+        BenchSettings settings = settings();
+        Backends.checkAvailable(settings.transport(), settings.memory());
+        if (role == Role.TARGET) {
+            return runTarget(settings);
+        }
+        Progress progress = progressOverride != null ? progressOverride : Progress.forConsole(io.err());
+        List<BenchRow> rows;
+        if (role == Role.INITIATOR) {
+            rows = runInitiator(settings, progress);
+        } else {
+            rows = runEmbedded(settings, progress);
+        }
+        BenchReport report = new BenchReport(Main.version(), BenchReport.Settings.of(settings,
+                peer == null ? null : peer.toString()), rows);
+        if (json) {
+            io.out().println(report.toJson());
+        } else {
+            io.out().println(report.header());
+            io.out().print(report.toTable());
+        }
+        io.out().flush();
+        Long bad = report.mismatches();
+        if (bad != null && bad > 0) {
+            io.err().println("tcpx4j: consistency check FAILED: " + bad + " destination bytes differ from the source");
+            return EXIT_MISMATCH;
+        }
+        return 0;
+    }
+
+    /** Validates flags and applies defaults. */
+    BenchSettings settings() {
+        String problem = engine.problem();
+        if (problem == null) {
+            problem = flagProblem();
+        }
+        if (problem != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), problem);
+        }
+        BenchSettings.Mode mode = role == null ? BenchSettings.Mode.EMBEDDED
+                : role == Role.INITIATOR ? BenchSettings.Mode.INITIATOR : BenchSettings.Mode.TARGET;
+        return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
+                iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, checkConsistency,
+                engine.channels, (int) engine.chunkSize, engine.bind);
+    }
+
+    private String flagProblem() {
+        for (int b : batchSizes) {
+            if (b < 1 || b > MAX_BATCH) {
+                return "--batch-sizes must be 1.." + MAX_BATCH + ", was " + b;
+            }
+        }
+        if (iterations != null && iterations < 1) {
+            return "--iterations must be at least 1, was " + iterations;
+        }
+        if (warmup != null && warmup < 0) {
+            return "--warmup must be at least 0, was " + warmup;
+        }
+        long block = blockSizes.stream().mapToLong(Long::longValue).max().orElse(0);
+        int batch = batchSizes.stream().mapToInt(Integer::intValue).max().orElse(0);
+        if (block > TargetServer.MAX_BUFFER / batch) {
+            return "largest block size x largest batch size must be at most " + Sizes.format(TargetServer.MAX_BUFFER);
+        }
+        if (peerWait < 0) {
+            return "--peer-wait must be at least 0 seconds, was " + peerWait;
+        }
+        if (role == null && (peer != null || listen != null)) {
+            return (peer != null ? "--peer" : "--listen") + " is for two-host runs: add --role "
+                    + (peer != null ? "initiator" : "target");
+        }
+        if (role == Role.INITIATOR && peer == null) {
+            return "--role initiator needs --peer HOST:PORT (the target's --listen address)";
+        }
+        if (role == Role.INITIATOR && listen != null) {
+            return "--listen is for --role target; the initiator connects to --peer";
+        }
+        if (role == Role.TARGET && peer != null) {
+            return "--peer is for --role initiator; the target waits on --listen";
+        }
+        return null;
+    }
+
+    private List<BenchRow> runEmbedded(BenchSettings s, Progress progress) throws InterruptedException {
+        String bind = s.bindHost() != null ? s.bindHost() : "127.0.0.1";
+        try (Node target = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
+             Node initiator = Node.start(engine.engineConfig("bench-initiator", bind), engine.spec(bind));
+             TargetHandle handle = new TargetHandle.Local(target, s.bufferBytes())) {
+            return new BenchRunner(s, initiator, handle, progress).run();
+        }
+    }
+
+    private List<BenchRow> runInitiator(BenchSettings s, Progress progress) throws IOException, InterruptedException {
+        try (OobChannel channel = OobChannel.connect(peer, Duration.ofSeconds(peerWait))) {
+            String bind = s.bindHost() != null ? s.bindHost() : channel.localAddress().getHostAddress();
+            String name = "bench-initiator-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+            try (Node initiator = Node.start(engine.engineConfig(name, bind), engine.spec(bind));
+                 TargetHandle handle = OobClient.open(channel, name, initiator.engine().connInfo(), s.bufferBytes(),
+                         s.memory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label())) {
+                return new BenchRunner(s, initiator, handle, progress).run();
+            }
+        }
+    }
+
+    private int runTarget(BenchSettings s) throws IOException {
+        HostPort at = listen != null ? listen : new HostPort("127.0.0.1", ServeCommand.DEFAULT_PORT);
+        String bind = targetBind(s.bindHost(), at);
+        try (Node node = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
+             TargetServer server = new TargetServer(node, s.transport(), at, io.err())) {
+            io.out().println("tcpx4j bench target: waiting for one initiator on " + HostPort.of(server.address()));
+            io.out().flush();
+            server.serve(1);
+        }
+        return 0;
+    }
+
+    /** The engine interface of a target: --bind, else the --listen host unless it is a wildcard. */
+    static String targetBind(String bind, HostPort listen) throws IOException {
+        if (bind != null) {
+            return bind;
+        }
+        InetAddress a = InetAddress.getByName(listen.host());
+        return a.isAnyLocalAddress() ? InetAddress.getLocalHost().getHostAddress() : listen.host();
+    }
+}

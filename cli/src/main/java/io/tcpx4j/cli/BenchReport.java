@@ -1,0 +1,104 @@
+package io.tcpx4j.cli;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The result of a bench run and its two renderings: a nixlbench-style table and one JSON document.
+ *
+ * @param version  tcpx4j version
+ * @param settings what ran
+ * @param rows     one per (batch size, block size), in run order
+ */
+@JsonPropertyOrder({"tool", "version", "settings", "rows", "mismatches"})
+@JsonInclude(JsonInclude.Include.NON_NULL)
+record BenchReport(String version, Settings settings, List<BenchRow> rows) {
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    BenchReport {
+        rows = List.copyOf(rows);
+    }
+
+    /** The settings as reported (sizes in bytes, enums in lower case). */
+    @JsonPropertyOrder({"transport", "mode", "op", "mem", "blockSizes", "batchSizes", "iterations", "warmup",
+            "checkConsistency", "channels", "chunkSize", "peer"})
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Settings(String transport, String mode, String op, String mem, List<Long> blockSizes,
+                    List<Integer> batchSizes, String iterations, String warmup, boolean checkConsistency,
+                    int channels, int chunkSize, String peer) {
+
+        static Settings of(BenchSettings s, String peer) {
+            return new Settings(s.transport().label(), lower(s.mode()), lower(s.op()), lower(s.memory()),
+                    s.blockSizes(), s.batchSizes(),
+                    s.iterations() > 0 ? Integer.toString(s.iterations()) : "auto",
+                    s.warmup() >= 0 ? Integer.toString(s.warmup()) : "auto",
+                    s.checkConsistency(), s.channels(), s.chunkSize(), peer);
+        }
+
+        private static String lower(Enum<?> e) {
+            return e.name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    @JsonProperty("tool")
+    public String tool() {
+        return "tcpx4j bench";
+    }
+
+    /** Total mismatched bytes over all rows, or null when consistency was not checked. */
+    @JsonProperty("mismatches")
+    public Long mismatches() {
+        if (!settings.checkConsistency()) {
+            return null;
+        }
+        return rows.stream().mapToLong(r -> r.mismatches() == null ? 0 : r.mismatches()).sum();
+    }
+
+    String toJson() {
+        try {
+            return JSON.writeValueAsString(this);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot render the report as JSON", e);
+        }
+    }
+
+    /** The header line describing the run. */
+    String header() {
+        Settings s = settings;
+        return "tcpx4j bench: " + s.op() + " " + s.mem() + " over " + s.transport() + " (" + s.mode()
+                + (s.peer() != null ? " -> " + s.peer() : "") + "), " + s.channels() + " channels, "
+                + Sizes.format(s.chunkSize()) + " chunks" + (s.checkConsistency() ? ", consistency checked" : "");
+    }
+
+    /** The table, nixlbench style, one row per line, ending with a newline. */
+    String toTable() {
+        boolean checked = settings.checkConsistency();
+        StringBuilder b = new StringBuilder();
+        String fmt = "%-16s %-11s %-14s %-15s %-15s %-15s %-15s" + (checked ? " %-10s" : "") + "%n";
+        b.append(String.format(Locale.ROOT, fmt, checked
+                ? new Object[] {"Block Size (B)", "Batch Size", "B/W (GB/Sec)", "Avg Lat. (us)", "P99 Lat. (us)",
+                        "Avg Prep (us)", "Avg Post (us)", "Mismatches"}
+                : new Object[] {"Block Size (B)", "Batch Size", "B/W (GB/Sec)", "Avg Lat. (us)", "P99 Lat. (us)",
+                        "Avg Prep (us)", "Avg Post (us)"}).stripTrailing()).append('\n');
+        b.append("-".repeat(checked ? 118 : 107)).append('\n');
+        for (BenchRow r : rows) {
+            Object[] cells = {Long.toString(r.blockSize()), Integer.toString(r.batchSize()),
+                    String.format(Locale.ROOT, "%.6f", r.gbps()), String.format(Locale.ROOT, "%.1f", r.avgLatencyUs()),
+                    String.format(Locale.ROOT, "%.1f", r.p99LatencyUs()), String.format(Locale.ROOT, "%.2f", r.avgPrepUs()),
+                    String.format(Locale.ROOT, "%.2f", r.avgPostUs()),
+                    r.mismatches() == null ? "" : Long.toString(r.mismatches())};
+            b.append(String.format(Locale.ROOT, fmt, checked ? cells : java.util.Arrays.copyOf(cells, 7)).stripTrailing())
+                    .append('\n');
+        }
+        b.append("-".repeat(checked ? 118 : 107)).append('\n');
+        return b.toString();
+    }
+}

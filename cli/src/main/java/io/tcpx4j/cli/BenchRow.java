@@ -1,0 +1,24 @@
+package io.tcpx4j.cli;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/**
+ * One line of the bench table: one block size at one batch size.
+ *
+ * @param blockSize    bytes per descriptor
+ * @param batchSize    descriptors per transfer
+ * @param iterations   measured transfers
+ * @param bytes        bytes moved by the measured transfers
+ * @param seconds      wall time of the measured transfers
+ * @param gbps         bytes / seconds / 1e9
+ * @param avgLatencyUs mean time from the start of a transfer's preparation to its completion
+ * @param p99LatencyUs 99th percentile of the same
+ * @param avgPrepUs    mean time to build the descriptor lists and look up the session
+ * @param avgPostUs    mean time the {@code write}/{@code read} call took to return (validate, enqueue)
+ * @param mismatches   destination bytes that differed from the source ({@code --check-consistency}),
+ *                     null when not checked
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+record BenchRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, double gbps,
+                double avgLatencyUs, double p99LatencyUs, double avgPrepUs, double avgPostUs, Long mismatches) {
+}

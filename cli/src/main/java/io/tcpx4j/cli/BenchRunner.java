@@ -1,0 +1,171 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.Session;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferStatus;
+import org.HdrHistogram.Histogram;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The initiator's measurement loop, the same for embedded and two-host runs. For every batch size and
+ * block size (one row) it posts warm-up transfers, then measured ones one at a time, each waited for
+ * before the next (like nixlbench with one thread), and records per transfer:
+ * <ul>
+ *   <li>prep: building the descriptor lists and the session;</li>
+ *   <li>post: the {@code write}/{@code read} call (validation and enqueue);</li>
+ *   <li>latency: from the start of prep until the transfer is DONE.</li>
+ * </ul>
+ * Bandwidth is the row's bytes over the wall time of its measured transfers. The last transfer of a
+ * row carries a notification so that the target knows when a WRITE row has landed.
+ *
+ * <p><b>Not thread-safe.</b>
+ */
+final class BenchRunner {
+
+    /** A single transfer that takes longer than this fails the run. */
+    static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(60);
+
+    private final BenchSettings settings;
+    private final Node initiator;
+    private final TargetHandle target;
+    private final Progress progress;
+    private final long runId = ThreadLocalRandom.current().nextLong();
+    private byte[] lastNotification;
+
+    BenchRunner(BenchSettings settings, Node initiator, TargetHandle target, Progress progress) {
+        this.settings = settings;
+        this.initiator = initiator;
+        this.target = target;
+        this.progress = progress;
+    }
+
+    /** Runs every row and returns them in order. Throws {@link TransferException} if a transfer fails. */
+    List<BenchRow> run() throws InterruptedException {
+        initiator.engine().loadPeer(target.name(), target.connInfo());
+        initiator.engine().loadRemoteMetadata(target.name(), target.metadata());
+        MemoryDescriptor remote = target.buffer();
+        MemoryDescriptor local = initiator.allocate(settings.bufferBytes());
+        try (var registration = initiator.engine().register(local)) {
+            long total = 0;
+            for (int batch : settings.batchSizes()) {
+                for (long block : settings.blockSizes()) {
+                    total += (settings.iterationsFor(block, batch) + settings.warmupFor(block, batch))
+                            * progressWeight(block, batch);
+                }
+            }
+            progress.start(total);
+            List<BenchRow> rows = new ArrayList<>();
+            int rowIndex = 0;
+            for (int batch : settings.batchSizes()) {
+                for (long block : settings.blockSizes()) {
+                    rows.add(row(rowIndex++, block, batch, local, remote));
+                }
+            }
+            progress.finish();
+            target.finish(lastNotification);
+            return rows;
+        } finally {
+            progress.finish();
+            // nothing is in flight: every transfer was awaited, or the engine failed it
+            if (initiator.awaitQuiet(Duration.ofSeconds(10))) {
+                initiator.free(local);
+            }
+        }
+    }
+
+    private BenchRow row(int index, long block, int batch, MemoryDescriptor local, MemoryDescriptor remote)
+            throws InterruptedException {
+        boolean write = settings.op() == BenchSettings.Op.WRITE;
+        long bytesPerTransfer = block * batch;
+        long seed = runId + index;
+        if (settings.checkConsistency()) {
+            if (write) {
+                initiator.fill(local, bytesPerTransfer, seed);
+            } else {
+                target.fill(seed, bytesPerTransfer);
+            }
+        }
+        MemoryDescriptor[] localDescs = new MemoryDescriptor[batch];
+        MemoryDescriptor[] remoteDescs = new MemoryDescriptor[batch];
+        for (int i = 0; i < batch; i++) {
+            localDescs[i] = local.slice(i * block, block);
+            remoteDescs[i] = remote.slice(i * block, block);
+        }
+        int warmup = settings.warmupFor(block, batch);
+        int iterations = settings.iterationsFor(block, batch);
+        String label = Sizes.format(block) + " x " + batch;
+        long weight = progressWeight(block, batch);
+        for (int i = 0; i < warmup; i++) {
+            transfer(write, localDescs, remoteDescs, null, null);
+            progress.advance(weight, label);
+        }
+        Histogram latency = new Histogram(3_600_000_000_000L, 3);
+        long[] times = new long[3];
+        long prep = 0;
+        long post = 0;
+        byte[] landed = ("tcpx4j-bench " + Long.toHexString(runId) + " row " + index).getBytes(StandardCharsets.UTF_8);
+        long start = System.nanoTime();
+        for (int i = 0; i < iterations; i++) {
+            transfer(write, localDescs, remoteDescs, i == iterations - 1 ? landed : null, times);
+            prep += times[0];
+            post += times[1];
+            latency.recordValue(Math.max(1, times[2]));
+            progress.advance(weight, label);
+        }
+        long elapsed = Math.max(1, System.nanoTime() - start);
+        lastNotification = landed;
+        Long mismatches = null;
+        if (settings.checkConsistency()) {
+            mismatches = write
+                    ? target.verify(seed, bytesPerTransfer, landed)
+                    : initiator.verify(local, bytesPerTransfer, seed);
+        }
+        long bytes = bytesPerTransfer * iterations;
+        double seconds = elapsed / 1e9;
+        return new BenchRow(block, batch, iterations, bytes, seconds, bytes / seconds / 1e9,
+                latency.getMean() / 1e3, latency.getValueAtPercentile(99) / 1e3,
+                prep / 1e3 / iterations, post / 1e3 / iterations, mismatches);
+    }
+
+    /**
+     * Progress units of one transfer: its bytes plus a fixed cost, so that the bar moves with time
+     * both for many small transfers and for few large ones.
+     */
+    private static long progressWeight(long block, int batch) {
+        return block * batch + (64 << 10);
+    }
+
+    /** One transfer, waited for. {@code times} (if non-null) receives prep, post and total nanoseconds. */
+    private void transfer(boolean write, MemoryDescriptor[] localDescs, MemoryDescriptor[] remoteDescs,
+                          byte[] notification, long[] times) throws InterruptedException {
+        long t0 = System.nanoTime();
+        List<MemoryDescriptor> l = List.of(localDescs);
+        List<MemoryDescriptor> r = List.of(remoteDescs);
+        Session session = initiator.engine().session(target.name());
+        long t1 = System.nanoTime();
+        Transfer x = write ? session.write(l, r, notification) : session.read(l, r, notification);
+        long t2 = System.nanoTime();
+        TransferStatus status = x.await(TRANSFER_TIMEOUT);
+        long t3 = System.nanoTime();
+        if (status != TransferStatus.DONE) {
+            if (status == TransferStatus.IN_PROGRESS) {
+                x.release();
+                throw new TransferException(TransferException.Code.REMOTE_DISCONNECT, "a " + x.bytes()
+                        + "-byte transfer did not finish within " + TRANSFER_TIMEOUT.toSeconds() + " s");
+            }
+            throw x.error().orElseGet(() -> new TransferException(TransferException.Code.UNKNOWN, "transfer " + status));
+        }
+        if (times != null) {
+            times[0] = t1 - t0;
+            times[1] = t2 - t1;
+            times[2] = t3 - t0;
+        }
+    }
+}

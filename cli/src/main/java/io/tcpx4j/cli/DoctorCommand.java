@@ -1,0 +1,70 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.api.MemoryKind;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code tcpx4j doctor}: checks the JVM, the build, TCPX and CUDA, the NCCL_GPUDIRECTTCPX_*
+ * environment and NIC-GPU PCIe proximity, and prints each problem with its fix. Exit 0 if nothing
+ * blocks the selected transport and memory, 1 otherwise.
+ */
+@Command(name = "doctor", sortOptions = false, mixinStandardHelpOptions = true,
+        description = {"Checks this host for the selected transport and memory; prints each problem with its fix.",
+                "Read-only and fast: loads no native library."},
+        footer = {"", "Exit codes: 0 nothing blocks the selection, 1 something does, 2 bad flags."})
+final class DoctorCommand implements Callable<Integer> {
+
+    private final Io io;
+
+    @Option(names = "--transport", paramLabel = "loopback|tcpx", defaultValue = "loopback",
+            description = "Transport to check for. Default: ${DEFAULT-VALUE}.")
+    TransportKind transport;
+
+    @Option(names = "--mem", paramLabel = "dram|vram", defaultValue = "dram",
+            description = "Memory to check for. Default: ${DEFAULT-VALUE}.")
+    MemoryKind memory;
+
+    @Option(names = "--sysfs", paramLabel = "DIR", defaultValue = "/sys", hidden = true,
+            description = "sysfs root (tests).")
+    Path sysfs;
+
+    @Option(names = "--procfs", paramLabel = "DIR", defaultValue = "/proc", hidden = true,
+            description = "procfs root (tests).")
+    Path procfs;
+
+    DoctorCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() {
+        Logs.configure(false);
+        List<Check> checks = new Doctor(transport, memory, io.env(), sysfs, procfs).run();
+        io.out().println("tcpx4j doctor: --transport " + transport.label() + " --mem "
+                + memory.name().toLowerCase(Locale.ROOT));
+        for (Check c : checks) {
+            io.out().printf(Locale.ROOT, "  %-5s %-9s %s%n", c.status(), c.name(), c.detail());
+            if (c.fix() != null && c.status() != Check.Status.OK && c.status() != Check.Status.INFO) {
+                io.out().printf(Locale.ROOT, "  %-5s %-9s fix: %s%n", "", "", c.fix());
+            }
+        }
+        long blocking = checks.stream().filter(Check::blocks).count();
+        long warnings = checks.stream().filter(c -> c.status() == Check.Status.WARN
+                || (c.status() == Check.Status.FAIL && !c.blocking())).count();
+        if (blocking > 0) {
+            io.out().println("result: " + blocking + " problem(s) block --transport " + transport.label() + " --mem "
+                    + memory.name().toLowerCase(Locale.ROOT) + "; fix them and run tcpx4j doctor again");
+        } else {
+            io.out().println("result: ready for --transport " + transport.label() + " --mem "
+                    + memory.name().toLowerCase(Locale.ROOT) + (warnings > 0 ? " (" + warnings + " warning(s))" : ""));
+        }
+        io.out().flush();
+        return blocking > 0 ? 1 : 0;
+    }
+}

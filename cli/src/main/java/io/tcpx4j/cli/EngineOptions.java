@@ -1,0 +1,60 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.EngineConfig;
+import picocli.CommandLine.Option;
+
+import java.time.Duration;
+
+/** Flags shared by {@code bench} and {@code serve}: what the local engine runs on. */
+final class EngineOptions {
+
+    @Option(names = "--transport", paramLabel = "loopback|tcpx", defaultValue = "loopback",
+            description = "Transport: loopback (kernel TCP, works anywhere) or tcpx (GPUDirect-TCPX). Default: ${DEFAULT-VALUE}.")
+    TransportKind transport;
+
+    @Option(names = "--mem", paramLabel = "dram|vram", defaultValue = "dram",
+            description = "Memory of the buffers on both sides: dram (host) or vram (GPU 0). Default: ${DEFAULT-VALUE}.")
+    MemoryKind memory;
+
+    @Option(names = "--channels", paramLabel = "N", defaultValue = "2",
+            description = "Data channels per connection, 1..64. Default: ${DEFAULT-VALUE}.")
+    int channels;
+
+    @Option(names = "--chunk-size", paramLabel = "SIZE", defaultValue = "512K", converter = Sizes.Converter.class,
+            description = "Bytes per chunk on the wire, up to 4M (TCPX holds at most 2048 4-KiB pages per receive). Default: ${DEFAULT-VALUE}.")
+    long chunkSize;
+
+    @Option(names = "--bind", paramLabel = "HOST",
+            description = "Interface of this engine's listeners (loopback transport). Default: 127.0.0.1 embedded;"
+                    + " the --listen host on a target; the interface that reaches --peer on an initiator.")
+    String bind;
+
+    @Option(names = {"-v", "--verbose"}, description = "Log at FINE level on stderr (default: warnings only).")
+    boolean verbose;
+
+    /** Checks ranges picocli cannot express; returns a message for the user or null. */
+    String problem() {
+        if (channels < 1 || channels > 64) {
+            return "--channels must be 1..64, was " + channels;
+        }
+        if (chunkSize > EngineConfig.MAX_CHUNK) {
+            return "--chunk-size must be at most 4M (TCPX holds at most 2048 4-KiB pages per receive), was "
+                    + Sizes.format(chunkSize);
+        }
+        return null;
+    }
+
+    /** The engine configuration for a named engine listening on {@code bindHost}. */
+    EngineConfig engineConfig(String name, String bindHost) {
+        return EngineConfig.defaults(name)
+                .withListen(bindHost, 0)
+                .withChannels(channels)
+                .withChunkSize((int) chunkSize)
+                .withShutdownTimeout(Duration.ofSeconds(2));
+    }
+
+    Backends.Spec spec(String bindHost) {
+        return new Backends.Spec(transport, memory, bindHost);
+    }
+}

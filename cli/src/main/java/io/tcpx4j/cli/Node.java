@@ -1,0 +1,181 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.Notification;
+import io.tcpx4j.domain.Engine;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.inject.EngineLifecycle;
+import com.google.inject.Guice;
+import com.google.inject.Injector;
+import com.google.inject.ProvisionException;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One started engine with its adapters, plus the memory helpers the bench needs on either side:
+ * allocation, pattern fill and verify (through host staging for device memory), and waiting for a
+ * given notification.
+ *
+ * <p>Thread-safe for the engine calls; {@link #awaitNotification} and {@link #close} are meant for
+ * one owning thread.
+ */
+final class Node implements AutoCloseable {
+
+    /** Staging piece for device memory checks. */
+    private static final long STAGING = 64L << 20;
+
+    private final Engine engine;
+    private final EngineLifecycle lifecycle;
+    private final DeviceMemory memory;
+    private final MemoryKind kind;
+    private final List<Notification> unmatched = new ArrayList<>();
+    private boolean closed;
+
+    private Node(Engine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind) {
+        this.engine = engine;
+        this.lifecycle = lifecycle;
+        this.memory = memory;
+        this.kind = kind;
+    }
+
+    /**
+     * Composes the engine (one injector: {@code EngineModule} and the transport module
+     * {@link Backends} picks), and starts its progress thread.
+     *
+     * @throws Unavailable when the transport cannot start on this host (e.g. no TCPX plugin)
+     */
+    static Node start(EngineConfig config, Backends.Spec spec) {
+        Injector injector = Guice.createInjector(Backends.compose(config, spec));
+        EngineLifecycle lifecycle;
+        try {
+            lifecycle = injector.getInstance(EngineLifecycle.class);
+        } catch (ProvisionException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof TransferException t) {
+                // no plugin, or its init failed: this host cannot run the transport, like a missing module
+                throw new Unavailable("--transport " + spec.transport().label() + " is not available on this host: "
+                        + t.getMessage() + " (run 'tcpx4j doctor --transport " + spec.transport().label() + "')");
+            }
+            throw e;
+        }
+        Engine engine;
+        try {
+            engine = lifecycle.start();
+        } catch (RuntimeException e) {
+            lifecycle.stop();
+            throw e;
+        }
+        return new Node(engine, lifecycle, injector.getInstance(DeviceMemory.class), spec.memory());
+    }
+
+    Engine engine() {
+        return engine;
+    }
+
+    MemoryKind kind() {
+        return kind;
+    }
+
+    /** Allocates {@code bytes} of this node's memory kind (4 KiB aligned). */
+    MemoryDescriptor allocate(long bytes) {
+        return memory.allocate(kind, bytes, 0);
+    }
+
+    void free(MemoryDescriptor range) {
+        memory.free(range);
+    }
+
+    /** Writes pattern {@code seed} into the first {@code bytes} of {@code region}. */
+    void fill(MemoryDescriptor region, long bytes, long seed) {
+        if (region.kind() == MemoryKind.DRAM) {
+            Patterns.fill(region.address(), bytes, seed, 0);
+            return;
+        }
+        MemoryDescriptor staging = memory.allocatePinned(Math.min(bytes, STAGING));
+        try {
+            for (long off = 0; off < bytes; off += staging.length()) {
+                long n = Math.min(staging.length(), bytes - off);
+                Patterns.fill(staging.address(), n, seed, off);
+                memory.copy(region.slice(off, n), staging.slice(0, n));
+            }
+        } finally {
+            memory.free(staging);
+        }
+    }
+
+    /** Counts bytes of the first {@code bytes} of {@code region} that differ from pattern {@code seed}. */
+    long verify(MemoryDescriptor region, long bytes, long seed) {
+        if (region.kind() == MemoryKind.DRAM) {
+            return Patterns.verify(region.address(), bytes, seed, 0);
+        }
+        MemoryDescriptor staging = memory.allocatePinned(Math.min(bytes, STAGING));
+        try {
+            long bad = 0;
+            for (long off = 0; off < bytes; off += staging.length()) {
+                long n = Math.min(staging.length(), bytes - off);
+                memory.copy(staging.slice(0, n), region.slice(off, n));
+                bad += Patterns.verify(staging.address(), n, seed, off);
+            }
+            return bad;
+        } finally {
+            memory.free(staging);
+        }
+    }
+
+    /**
+     * Waits until a notification with exactly {@code message} has arrived (from any agent) and takes
+     * it. Other notifications are kept for later calls. Returns false on timeout.
+     */
+    boolean awaitNotification(byte[] message, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            unmatched.addAll(engine.drainNotifications());
+            for (Iterator<Notification> it = unmatched.iterator(); it.hasNext(); ) {
+                if (Arrays.equals(it.next().message(), message)) {
+                    it.remove();
+                    return true;
+                }
+            }
+            if (unmatched.size() > 10_000) {
+                unmatched.subList(0, unmatched.size() - 1000).clear();
+            }
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            LockSupport.parkNanos(50_000);
+        }
+    }
+
+    /**
+     * Waits up to {@code timeout} until no transfer is live in the engine, so that memory can be
+     * freed safely. Returns whether it drained.
+     */
+    boolean awaitQuiet(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (engine.stats().liveOperations() > 0) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            LockSupport.parkNanos(1_000_000);
+        }
+        return true;
+    }
+
+    /** Closes the engine, then the transport, unpacker and device memory. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        lifecycle.stop();
+    }
+}

@@ -1,0 +1,57 @@
+package io.tcpx4j.cli;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/**
+ * One message of the out-of-band protocol between a bench initiator and a target (see {@link OobChannel}).
+ * {@code op} says which fields are set:
+ * <ul>
+ *   <li>initiator: {@code hello}(version, name, connInfo, bytes, mem, transport),
+ *       {@code fill}(seed, bytes), {@code verify}(seed, bytes, tag), {@code bye}(tag);</li>
+ *   <li>target: {@code welcome}(version, name, connInfo, metadata), {@code ok},
+ *       {@code verified}(mismatches), {@code error}(message).</li>
+ * </ul>
+ * Byte arrays travel as base64.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+record OobMessage(String op, Integer version, String name, byte[] connInfo, byte[] metadata, Long bytes, String mem,
+                  String transport, Long seed, byte[] tag, Long mismatches, String message) {
+
+    static final int VERSION = 1;
+
+    static OobMessage hello(String name, byte[] connInfo, long bytes, String mem, String transport) {
+        return new OobMessage("hello", VERSION, name, connInfo, null, bytes, mem, transport, null, null, null, null);
+    }
+
+    static OobMessage welcome(String name, byte[] connInfo, byte[] metadata) {
+        return new OobMessage("welcome", VERSION, name, connInfo, metadata, null, null, null, null, null, null, null);
+    }
+
+    static OobMessage fill(long seed, long bytes) {
+        return new OobMessage("fill", null, null, null, null, bytes, null, null, seed, null, null, null);
+    }
+
+    static OobMessage verify(long seed, long bytes, byte[] tag) {
+        return new OobMessage("verify", null, null, null, null, bytes, null, null, seed, tag, null, null);
+    }
+
+    static OobMessage bye(byte[] tag) {
+        return new OobMessage("bye", null, null, null, null, null, null, null, null, tag, null, null);
+    }
+
+    static OobMessage ok() {
+        return new OobMessage("ok", null, null, null, null, null, null, null, null, null, null, null);
+    }
+
+    static OobMessage verified(long mismatches) {
+        return new OobMessage("verified", null, null, null, null, null, null, null, null, null, mismatches, null);
+    }
+
+    static OobMessage error(String message) {
+        return new OobMessage("error", null, null, null, null, null, null, null, null, null, null, message);
+    }
+
+    boolean is(String expected) {
+        return expected.equals(op);
+    }
+}

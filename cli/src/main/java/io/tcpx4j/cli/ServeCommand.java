@@ -1,0 +1,113 @@
+package io.tcpx4j.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code tcpx4j serve}: a long-running bench target. Serves initiator runs ({@code bench --role
+ * initiator --peer HOST:PORT}) one after another until SIGINT or SIGTERM, then closes the listener,
+ * the run in progress, the engine and the transport, and exits 0.
+ *
+ * <p>Thread-safe for {@link #shutdown()}.
+ */
+@Command(name = "serve", sortOptions = false, mixinStandardHelpOptions = true,
+        description = {"Serves two-host bench runs as their target until interrupted (Ctrl-C).",
+                "Initiators run: tcpx4j bench --role initiator --peer HOST:PORT"})
+final class ServeCommand implements Callable<Integer> {
+
+    static final int DEFAULT_PORT = 7117;
+
+    private final Io io;
+    private final CountDownLatch ready = new CountDownLatch(1);
+    private volatile TargetServer server;
+    private volatile boolean stopRequested;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    EngineOptions engine;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", converter = HostPort.Converter.class,
+            defaultValue = "127.0.0.1:" + DEFAULT_PORT,
+            description = "Out-of-band address initiators connect to (plain TCP; it hands out the engine's"
+                    + " connection secret, so use a trusted network). Default: ${DEFAULT-VALUE}.")
+    HostPort listen;
+
+    /** Tests call {@link #shutdown()} themselves and keep the test JVM's signal handling. */
+    boolean installSignalHandlers = true;
+
+    ServeCommand(Io io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Logs.configure(engine.verbose);
+        String problem = engine.problem();
+        if (problem != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), problem);
+        }
+        Backends.checkAvailable(engine.transport, engine.memory);
+        String bind = BenchCommand.targetBind(engine.bind, listen);
+        Thread hook = new Thread(this::shutdown, "tcpx4j-serve-shutdown");
+        try (Node node = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
+             TargetServer s = new TargetServer(node, engine.transport, listen, io.err())) {
+            server = s;
+            if (installSignalHandlers) {
+                Runtime.getRuntime().addShutdownHook(hook);
+                Signals.onInterrupt(this::shutdown);
+            }
+            if (stopRequested) {
+                s.close();
+            }
+            io.out().println("tcpx4j serve: " + engine.transport.label() + " target on " + HostPort.of(s.address())
+                    + " (engine on " + bind + "); Ctrl-C stops");
+            io.out().flush();
+            ready.countDown();
+            int runs = s.serve(0);
+            io.err().println("tcpx4j serve: stopped after " + runs + " run(s)");
+        } finally {
+            ready.countDown();
+            if (installSignalHandlers) {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(hook);
+                } catch (IllegalStateException alreadyShuttingDown) {
+                    // the hook is running or has run: it only stops the server, which is closed
+                }
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Stops serving; {@link #call()} then closes everything and returns 0. What SIGINT and SIGTERM
+     * do. Idempotent, callable from any thread.
+     */
+    void shutdown() {
+        stopRequested = true;
+        TargetServer s = server;
+        if (s != null) {
+            s.close();
+        }
+    }
+
+    /** Waits until the server listens (or failed to start). Returns false on timeout. */
+    boolean awaitReady(long timeout, TimeUnit unit) throws InterruptedException {
+        return ready.await(timeout, unit);
+    }
+
+    /** The out-of-band address once listening, else null. */
+    HostPort address() {
+        TargetServer s = server;
+        return s == null ? null : HostPort.of(s.address());
+    }
+}

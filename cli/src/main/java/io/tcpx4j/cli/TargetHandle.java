@@ -1,0 +1,88 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.api.MemoryDescriptor;
+
+/**
+ * The initiator's view of the target of a run: who it is, where its buffer is, and the checks
+ * {@code --check-consistency} needs on its side. Either in this process ({@link Local}) or across
+ * the out-of-band connection ({@link OobClient}).
+ *
+ * <p><b>Not thread-safe.</b>
+ */
+interface TargetHandle extends AutoCloseable {
+
+    /** The target engine's name. */
+    String name();
+
+    /** The target engine's conn-info. */
+    byte[] connInfo();
+
+    /** Public metadata of the target's buffer. */
+    byte[] metadata();
+
+    /** The target's buffer, as published. */
+    MemoryDescriptor buffer();
+
+    /** Fills the target buffer's first {@code bytes} with pattern {@code seed}. */
+    void fill(long seed, long bytes);
+
+    /** Waits for notification {@code landed}, then counts bad bytes in the first {@code bytes}. */
+    long verify(long seed, long bytes, byte[] landed);
+
+    /** Ends the run; {@code last} is the last notification sent, or null. */
+    void finish(byte[] last);
+
+    @Override
+    void close();
+
+    /** A target engine in this process (embedded mode). */
+    final class Local implements TargetHandle {
+        private final Node node;
+        private final TargetSide side;
+
+        Local(Node node, long bytes) {
+            this.node = node;
+            this.side = new TargetSide(node, bytes);
+        }
+
+        @Override
+        public String name() {
+            return node.engine().name();
+        }
+
+        @Override
+        public byte[] connInfo() {
+            return node.engine().connInfo();
+        }
+
+        @Override
+        public byte[] metadata() {
+            return side.metadata();
+        }
+
+        @Override
+        public MemoryDescriptor buffer() {
+            return side.buffer();
+        }
+
+        @Override
+        public void fill(long seed, long bytes) {
+            side.fill(seed, bytes);
+        }
+
+        @Override
+        public long verify(long seed, long bytes, byte[] landed) {
+            return side.verify(seed, bytes, landed);
+        }
+
+        @Override
+        public void finish(byte[] last) {
+            side.finish(last);
+        }
+
+        @Override
+        public void close() {
+            side.close();
+        }
+    }
+}

@@ -1,0 +1,144 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.api.MemoryKind;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class CliParsingTest {
+
+    /** Parses a bench command line without running it and returns the validated settings. */
+    private static BenchSettings bench(String... args) {
+        CommandLine cl = Main.commandLine(Cli.io(new ByteArrayOutputStream(), new ByteArrayOutputStream(), Map.of()));
+        String[] full = new String[args.length + 1];
+        full[0] = "bench";
+        System.arraycopy(args, 0, full, 1, args.length);
+        CommandLine.ParseResult r = cl.parseArgs(full);
+        BenchCommand cmd = r.subcommand().commandSpec().commandLine().getCommand();
+        return cmd.settings();
+    }
+
+    @Test
+    void benchDefaultsAreEmbeddedLoopbackDramWrite() {
+        BenchSettings s = bench();
+        assertThat(s.mode()).isEqualTo(BenchSettings.Mode.EMBEDDED);
+        assertThat(s.transport()).isEqualTo(TransportKind.LOOPBACK);
+        assertThat(s.memory()).isEqualTo(MemoryKind.DRAM);
+        assertThat(s.op()).isEqualTo(BenchSettings.Op.WRITE);
+        assertThat(s.blockSizes()).containsExactly(4096L, 16384L, 65536L, 262144L, 1L << 20, 4L << 20, 16L << 20, 64L << 20);
+        assertThat(s.batchSizes()).containsExactly(1);
+        assertThat(s.iterations()).isZero();
+        assertThat(s.warmup()).isEqualTo(-1);
+        assertThat(s.checkConsistency()).isFalse();
+        assertThat(s.channels()).isEqualTo(2);
+        assertThat(s.chunkSize()).isEqualTo(512 * 1024);
+        assertThat(s.bindHost()).isNull();
+        assertThat(s.bufferBytes()).isEqualTo(64L << 20);
+    }
+
+    @Test
+    void defaultIterationsScaleWithSizeWithinBounds() {
+        BenchSettings s = bench();
+        assertThat(s.iterationsFor(4096, 1)).isEqualTo(BenchSettings.MAX_ITERATIONS);
+        assertThat(s.iterationsFor(1 << 20, 1)).isEqualTo(512);
+        assertThat(s.iterationsFor(64L << 20, 1)).isEqualTo(BenchSettings.MIN_ITERATIONS);
+        assertThat(s.iterationsFor(16L << 20, 1)).isEqualTo(32);
+        assertThat(s.iterationsFor(1 << 20, 4)).isEqualTo(128);
+        assertThat(s.warmupFor(4096, 1)).isEqualTo(100);
+        assertThat(s.warmupFor(64L << 20, 1)).isEqualTo(2);
+    }
+
+    @Test
+    void everyBenchFlagLandsInTheSettings() {
+        BenchSettings s = bench("--op", "READ", "--mem", "dram", "--transport", "loopback", "--block-sizes", "4K,1m,2G",
+                "--batch-sizes", "1,8", "--iterations", "7", "--warmup", "0", "--check-consistency", "--channels", "4",
+                "--chunk-size", "1M", "--bind", "127.0.0.2", "--json", "-v");
+        assertThat(s.op()).isEqualTo(BenchSettings.Op.READ);
+        assertThat(s.blockSizes()).containsExactly(4096L, 1L << 20, 2L << 30);
+        assertThat(s.batchSizes()).containsExactly(1, 8);
+        assertThat(s.iterations()).isEqualTo(7);
+        assertThat(s.iterationsFor(4096, 1)).isEqualTo(7);
+        assertThat(s.warmup()).isZero();
+        assertThat(s.warmupFor(4096, 1)).isZero();
+        assertThat(s.checkConsistency()).isTrue();
+        assertThat(s.channels()).isEqualTo(4);
+        assertThat(s.chunkSize()).isEqualTo(1 << 20);
+        assertThat(s.bindHost()).isEqualTo("127.0.0.2");
+        assertThat(s.bufferBytes()).isEqualTo(16L << 30);
+    }
+
+    @Test
+    void rolesTakeTheirAddresses() {
+        assertThat(bench("--role", "target", "--listen", "127.0.0.1:0").mode()).isEqualTo(BenchSettings.Mode.TARGET);
+        assertThat(bench("--role", "initiator", "--peer", "127.0.0.1:7117").mode()).isEqualTo(BenchSettings.Mode.INITIATOR);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "bench --nope",
+        "bench --block-sizes 4K,abc",
+        "bench --block-sizes 0",
+        "bench --block-sizes 4.5M",
+        "bench --batch-sizes 0",
+        "bench --batch-sizes x",
+        "bench --iterations 0",
+        "bench --iterations many",
+        "bench --warmup -1",
+        "bench --op copy",
+        "bench --mem hbm",
+        "bench --transport rdma",
+        "bench --channels 0",
+        "bench --channels 65",
+        "bench --chunk-size 8M",
+        "bench --chunk-size 0",
+        "bench --peer 127.0.0.1:1",
+        "bench --listen 127.0.0.1:1",
+        "bench --role initiator",
+        "bench --role target --peer 127.0.0.1:1",
+        "bench --role initiator --peer 127.0.0.1:1 --listen 127.0.0.1:2",
+        "bench --role boss",
+        "bench --role initiator --peer nohost",
+        "bench --block-sizes 64G --batch-sizes 2",
+        "bench extra",
+        "serve --listen 127.0.0.1",
+        "serve --channels 0",
+        "doctor --transport x",
+        "frobnicate",
+        "",
+    })
+    void badFlagsExitTwoWithOneLine(String line) {
+        Cli.Result r = Cli.run(line.isEmpty() ? new String[0] : line.split(" "));
+        assertThat(r.exit()).as(r.err()).isEqualTo(2);
+        assertThat(r.errLines()).as(r.err()).hasSize(1);
+        assertThat(r.err()).startsWith("tcpx4j: ");
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void unavailableCapabilitiesExitTwoWithOneLine() {
+        for (String[] args : List.of(new String[] {"bench", "--transport", "tcpx"}, new String[] {"bench", "--mem", "vram"},
+                new String[] {"serve", "--transport", "tcpx"}, new String[] {"serve", "--mem", "vram"})) {
+            Cli.Result r = Cli.run(args);
+            assertThat(r.exit()).as(r.err()).isEqualTo(2);
+            assertThat(r.errLines()).as(r.err()).hasSize(1);
+            assertThat(r.err()).contains("not available");
+        }
+    }
+
+    @Test
+    void helpAndVersionExitZero() {
+        Cli.Result help = Cli.run("bench", "--help");
+        assertThat(help.exit()).isZero();
+        assertThat(help.out()).contains("--block-sizes", "--check-consistency", "--role", "--peer", "--listen", "--json");
+        Cli.Result version = Cli.run("--version");
+        assertThat(version.exit()).isZero();
+        assertThat(version.out()).startsWith("tcpx4j ");
+    }
+}
