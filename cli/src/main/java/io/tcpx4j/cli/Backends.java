@@ -4,6 +4,7 @@ import com.google.inject.Module;
 import com.google.inject.util.Modules;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.cuda.Cuda;
+import io.tcpx4j.cuda.CudaUnpackModule;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.inject.EngineModule;
@@ -74,15 +75,12 @@ final class Backends {
     /**
      * The whole composition of one engine's injector: {@code EngineModule}, the transport module and,
      * for {@code --mem vram}, cuda-unpack (CUDA device memory and the unpack kernel on GPU 0).
-     *
-     * <p>GPU memory comes from {@link GpuModule} (cuda-unpack's classes set on EngineModule's
-     * optional bindings), not from CudaUnpackModule, which does not compose with EngineModule.
      */
     static Module compose(EngineConfig config, Spec spec) {
         Module transport = transportModule(spec);
         Module engine = new EngineModule(config);
         if (spec.memory() == MemoryKind.VRAM) {
-            return Modules.combine(engine, transport, new GpuModule(0));
+            return Modules.combine(engine, transport, new CudaUnpackModule(0));
         }
         return Modules.combine(engine, transport);
     }

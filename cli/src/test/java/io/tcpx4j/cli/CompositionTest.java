@@ -26,7 +26,6 @@ import org.junit.jupiter.api.Test;
 import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The injectors the CLI builds are valid Guice compositions (checked without provisioning). */
 class CompositionTest {
@@ -34,7 +33,7 @@ class CompositionTest {
     private static com.google.inject.Module vram(TransportKind t) {
         // Backends.compose checks CUDA first, which this machine may lack; the same modules by hand
         return Modules.combine(new EngineModule(EngineConfig.defaults("x")),
-                Backends.transportModule(new Backends.Spec(t, MemoryKind.DRAM, "127.0.0.1")), new GpuModule(0));
+                Backends.transportModule(new Backends.Spec(t, MemoryKind.DRAM, "127.0.0.1")), new CudaUnpackModule(0));
     }
 
     /** The binding an OptionalBinder resolves to, as text. */
@@ -87,9 +86,11 @@ class CompositionTest {
     }
 
     @Test
-    void cudaUnpackModuleDoesNotComposeWithEngineModuleAsPublished() {
-        // Why GpuModule exists; when this starts failing, use CudaUnpackModule and drop GpuModule.
-        assertThatThrownBy(() -> Guice.createInjector(Stage.DEVELOPMENT, new EngineModule(EngineConfig.defaults("x")),
-                new CudaUnpackModule(0))).hasMessageContaining("BindingAlreadySet");
+    void cudaUnpackModuleComposesWithEngineModule() {
+        Injector i = Guice.createInjector(Stage.DEVELOPMENT, new EngineModule(EngineConfig.defaults("x")),
+                Backends.transportModule(new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1")),
+                new CudaUnpackModule(0));
+        assertThat(actual(i, DeviceMemory.class)).contains("CudaDeviceMemory");
+        assertThat(actual(i, Unpacker.class)).contains("CudaUnpacker");
     }
 }

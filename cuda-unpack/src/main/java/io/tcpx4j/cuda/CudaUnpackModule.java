@@ -2,6 +2,7 @@ package io.tcpx4j.cuda;
 
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
+import com.google.inject.multibindings.OptionalBinder;
 import com.google.inject.Singleton;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.Unpacker;
@@ -11,9 +12,10 @@ import io.tcpx4j.domain.port.out.Unpacker;
  *
  * <p>Provides (all singletons):
  * <ul>
- *   <li>{@link DeviceMemory} and {@link CudaDeviceMemory}: the same {@link CudaDeviceMemory};</li>
- *   <li>{@link Unpacker}: a {@link CudaUnpacker} on GPU {@code device} with
- *       {@link CudaUnpacker.Settings#DEFAULT}.</li>
+ *   <li>{@link DeviceMemory} (set on the optional binding that EngineModule declares) and
+ *       {@link CudaDeviceMemory}: the same {@link CudaDeviceMemory};</li>
+ *   <li>{@link Unpacker} (likewise) and {@link CudaUnpacker}: one {@link CudaUnpacker} on GPU
+ *       {@code device} with {@link CudaUnpacker.Settings#DEFAULT}.</li>
  * </ul>
  *
  * <p>{@code configure()} touches no native code: CUDA initialises when a binding is first
@@ -41,7 +43,10 @@ public final class CudaUnpackModule extends AbstractModule {
 
     @Override
     protected void configure() {
-        bind(DeviceMemory.class).to(CudaDeviceMemory.class);
+        // EngineModule declares both as optional bindings with host defaults; set them, so the engine
+        // and every transport that takes an Optional<DeviceMemory> see the GPU ones.
+        OptionalBinder.newOptionalBinder(binder(), DeviceMemory.class).setBinding().to(CudaDeviceMemory.class);
+        OptionalBinder.newOptionalBinder(binder(), Unpacker.class).setBinding().to(CudaUnpacker.class);
     }
 
     @Provides
@@ -52,7 +57,7 @@ public final class CudaUnpackModule extends AbstractModule {
 
     @Provides
     @Singleton
-    Unpacker unpacker(CudaDeviceMemory memory) {
+    CudaUnpacker unpacker(CudaDeviceMemory memory) {
         return new CudaUnpacker(memory, device);
     }
 }
