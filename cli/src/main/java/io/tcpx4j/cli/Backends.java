@@ -67,7 +67,8 @@ final class Backends {
     static Module transportModule(Spec spec) {
         checkAvailable(spec.transport(), spec.memory());
         return switch (spec.transport()) {
-            case LOOPBACK -> new LoopbackTransportModule(LoopbackConfig.defaults().withBindHost(spec.bindHost()));
+            // host receives land in place as on TCPX; receives into GPU memory always go through bounce pages
+            case LOOPBACK -> new LoopbackTransportModule(LoopbackConfig.defaults().withDevmem(false).withBindHost(spec.bindHost()));
             case TCPX -> new TcpxTransportModule(TcpxOptions.defaults());
         };
     }
