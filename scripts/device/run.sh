@@ -1,18 +1,20 @@
 #!/bin/bash
 # Runs the GPU tests and benchmarks on the device machine, from a folder made by prepare.sh.
-# Everything it writes goes to $OUT (at most 8 files come back: run.log and the files below).
+# Everything it writes goes to $OUT, in at most 7 files (run.log, tests.log and those below), since
+# only 8 come back from the device machine.
 #
 #   run.sh STAGE...      stages, in the order given:
 #     tests     gpu-tagged tests of cuda-unpack and integration-tests (io.tcpx4j.it.gpu), then the
 #               unpack-kernel suite once per ptx/*.ptx variant            -> tests.log
-#     unpack    UnpackBench, shipped kernel and every ptx/*.ptx variant   -> unpack.md, unpack.log
+#     unpack    UnpackBench, shipped kernel and every ptx/*.ptx variant (or those in UNPACK_PTX,
+#               which may be empty)                    -> appended to unpack.md (errors to run.log)
 #     smoke     GpuPairBench on ONE GPU (both processes on GPU 0), few sizes -> pair.jsonl, pair.log
 #     pair      GpuPairBench GPU 0 -> GPU 1 for each of $PAIR_CONFIGS (CxS = channels x sockets per
 #               comm), with the raw TCP ceiling at the same socket count -> pair.jsonl, pair.log
-#     nccl      nccl_socket_bench.py with NCCL defaults and with 4 x 4 sockets -> nccl.jsonl, nccl.log
+#     nccl      nccl_socket_bench.py with NCCL defaults and with 4 x 4 sockets -> nccl.jsonl (log: pair.log)
 #     plot      gpu-pair.png from pair.jsonl and nccl.jsonl
 #
-# Knobs (environment): PAIR_CONFIGS ("2x2 4x4"), PAIR_SIZES, PAIR_REPS, UNPACK_ARGS (extra
+# Knobs (environment): TEST_PTX (variant names whose suite runs; default all), PAIR_CONFIGS ("2x2 4x4"), PAIR_SIZES, PAIR_REPS, UNPACK_ARGS (extra
 # UnpackBench options), UNPACK_BOTH (variant names to bench with the work list both in VRAM and
 # host-mapped), NCCL_SIZES, NCCL_ITERS.
 set -u
@@ -33,7 +35,7 @@ for stage in "$@"; do
   case $stage in
   tests)
     log "tests: gpu-tagged, cuda-unpack + integration-tests"
-    timeout 300 $J -jar "$LAUNCHER" execute --class-path "$CP" --include-tag gpu \
+    timeout 240 $J -jar "$LAUNCHER" execute --class-path "$CP" --include-tag gpu \
       --scan-class-path=lib/tcpx4j-cuda-unpack-tests.jar:lib/tcpx4j-it-tests.jar --include-package io.tcpx4j.cuda \
       --include-package io.tcpx4j.it.gpu --details=tree --disable-banner >> "$OUT/tests.log" 2>&1
     log "tests exit $?"
@@ -41,8 +43,10 @@ for stage in "$@"; do
     grep -B2 -A12 -E "✘" "$OUT/tests.log" | head -60
     for f in ptx/*.ptx; do
       [ -f "$f" ] || continue
+      b=${f#ptx/}; b=${b%.ptx}
+      [ -z "${TEST_PTX:-}" ] || [[ " $TEST_PTX " == *" $b "* ]] || continue
       echo "== CudaUnpackerGpuTest with $f" >> "$OUT/tests.log"
-      timeout 90 $J -Dtcpx4j.test.ptx=$f -jar "$LAUNCHER" execute --class-path "$CP" \
+      timeout 60 $J -Dtcpx4j.test.ptx=$f -jar "$LAUNCHER" execute --class-path "$CP" \
         --select-class=io.tcpx4j.cuda.CudaUnpackerGpuTest --details=summary --disable-banner >> "$OUT/tests.log" 2>&1
       echo "variant $f exit $?" | tee -a "$OUT/tests.log" "$OUT/run.log"
     done
@@ -53,25 +57,32 @@ for stage in "$@"; do
     for f in ptx/*.ptx; do
       [ -f "$f" ] || continue
       b=${f#ptx/}; b=${b%.ptx}
+      [ -z "${UNPACK_PTX+x}" ] || [[ " $UNPACK_PTX " == *" $b "* ]] || continue
       if [[ " ${UNPACK_BOTH:-} " == *" $b "* ]]; then variants+=(--ptx-both "$b=$f"); else variants+=(--ptx "$b=$f"); fi
     done
-    timeout 330 $J -cp "$CP" io.tcpx4j.cuda.UnpackBench --out "$OUT/unpack.md" "${variants[@]}" ${UNPACK_ARGS:-} \
-      > "$OUT/unpack.log" 2>&1
-    log "UnpackBench exit $?"
-    grep -E "^\|" "$OUT/unpack.log" | grep -E "4 KiB shuffled \||1 KiB shuffled \||batch|^\| \|" | tee -a "$OUT/run.log"
+    timeout 300 $J -cp "$CP" io.tcpx4j.cuda.UnpackBench --out "$OUT/unpack.tmp" "${variants[@]}" ${UNPACK_ARGS:-} \
+      > "$OUT/unpack.log.tmp" 2>&1
+    log "UnpackBench ${UNPACK_ARGS:-} exit $?"
+    cat "$OUT/unpack.tmp" >> "$OUT/unpack.md"; echo >> "$OUT/unpack.md"
+    grep -v "^|" "$OUT/unpack.log.tmp" >> "$OUT/run.log"   # errors only: the table is in unpack.md
+    grep -E "4 KiB shuffled \||1 KiB shuffled \||batch|^\| \|" "$OUT/unpack.tmp" | tee -a "$OUT/run.log"
+    rm -f "$OUT/unpack.tmp" "$OUT/unpack.log.tmp"
     ;;
   smoke)
     log "GpuPairBench smoke, both processes on GPU 0"
-    timeout 150 $J -cp "$CP" io.tcpx4j.it.gpu.GpuPairBench --gpu 0 --peer-gpu 0 --sizes 4K,1M,64M --reps 3 \
+    timeout 120 $J -cp "$CP" io.tcpx4j.it.gpu.GpuPairBench --gpu 0 --peer-gpu 0 --sizes 4K,1M,64M --reps 3 \
       --bytes-per-rep 256M --label tcpx4j-1gpu-2x2 --out "$OUT/pair.jsonl" >> "$OUT/pair.log" 2>&1
     log "smoke exit $?"
     ;;
   pair)
-    for cfg in ${PAIR_CONFIGS:-2x2 4x4}; do
-      c=${cfg%x*}; s=${cfg#*x}; io=$(( c * s > 4 ? 4 : 2 ))
-      log "GpuPairBench GPU0 -> GPU1, $c channels x $s sockets, $io I/O threads"
+    for cfg in ${PAIR_CONFIGS:-2x2 4x4}; do   # CxS[:chunk[:kind]], e.g. 4x4:2M or 4x4:512K:DRAM
+      IFS=: read -r cs chunk kind <<< "$cfg"
+      c=${cs%x*}; s=${cs#*x}; io=$(( c * s > 16 ? 16 : c * s ))  # one I/O thread per socket, as raw TCP has
+      raw=true; [ "$cfg" = "$cs" ] || raw=false                  # the ceiling once per socket count
+      log "GpuPairBench GPU0 -> GPU1, $c channels x $s sockets, $io I/O threads, chunk ${chunk:-512K}, ${kind:-VRAM}"
       timeout 240 $J -cp "$CP" io.tcpx4j.it.gpu.GpuPairBench --gpu 0 --peer-gpu 1 --channels $c --sockets $s \
-        --io-threads $io --sizes "$SIZES" --reps ${PAIR_REPS:-3} --out "$OUT/pair.jsonl" >> "$OUT/pair.log" 2>&1
+        --io-threads $io --chunk ${chunk:-512K} --kind ${kind:-VRAM} --raw $raw --sizes "$SIZES" \
+        --reps ${PAIR_REPS:-3} --out "$OUT/pair.jsonl" >> "$OUT/pair.log" 2>&1
       log "pair $cfg exit $?"
     done
     ;;
@@ -80,7 +91,7 @@ for stage in "$@"; do
       read -r ns nt <<< "$socks"
       log "nccl_socket_bench.py nsocks=$ns nthreads=$nt (0 = NCCL default)"
       PYTHONUNBUFFERED=1 timeout 200 python3 nccl_socket_bench.py --sizes "${NCCL_SIZES:-$SIZES}" \
-        --iters ${NCCL_ITERS:-50} --nsocks $ns --nthreads $nt 2>> "$OUT/nccl.log" | tee -a "$OUT/nccl.jsonl"
+        --iters ${NCCL_ITERS:-50} --nsocks $ns --nthreads $nt 2>> "$OUT/pair.log" | tee -a "$OUT/nccl.jsonl"
       log "nccl exit ${PIPESTATUS[0]}"
     done
     ;;

@@ -37,9 +37,17 @@ typedef unsigned int u32;
 // DEAL: how records reach warps. 0 = round robin (warp w takes w, w + nwarps, ...; lane j fetches
 // the j-th of its next 32, each in another cache line); 1 = each warp a contiguous, balanced range
 // of n / nwarps records, fetched 32 consecutive records at a time (lane j reads record first + j:
-// three coalesced reads per 32 records, also when the list is in host memory).
+// three coalesced reads per 32 records, also when the list is in host memory); 2 = units of
+// `per_warp` consecutive records (the launch's 4th parameter, at most 32), unit u to warp u of a
+// grid the host sizes to cover them all, so the block scheduler balances the load (no resident,
+// grid-striding warps that finish unevenly). The host recognises such a kernel by the global
+// tcpx4j_records_per_warp (the largest unit it takes); kernels without it get a resident grid and
+// ignore the 4th parameter.
 #ifndef DEAL
 #define DEAL 0
+#endif
+#if DEAL == 2
+extern "C" __device__ u32 tcpx4j_records_per_warp = WARP;
 #endif
 // TEAMFIT: 0 = fixed team thresholds (2048/1024/512 B); 1 = the smallest team whose one round of
 // UNROLL 16-byte loads per lane covers the longest of its 32 records.
@@ -213,14 +221,29 @@ __device__ __forceinline__ void page_store(const uint4 (&v)[PAGE_LOADS], u64 dst
 }
 
 extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)
-tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n) {
+tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) {
     const u64* __restrict__ srcs = table;
     const u64* __restrict__ dsts = table + capacity;
     const u32* __restrict__ lens = reinterpret_cast<const u32*>(table + 2ull * capacity);
     const u32 lane = threadIdx.x & (WARP - 1u);
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
     const u64 nwarps = ((u64)gridDim.x * blockDim.x) / WARP;
-#if DEAL
+#if DEAL == 2
+    // Units of g consecutive records: warp w takes unit w (and w + nwarps, ... if the grid is short).
+    const u64 g = per_warp == 0 ? 1u : per_warp > WARP ? WARP : per_warp;
+#pragma unroll 1
+    for (u64 first = warp * g; first < n; first += nwarps * g) {
+        const u64 end = first + g < n ? first + g : n;
+        const u64 mine = first + lane;
+        u64 s = 0, d = 0;
+        u32 l = 0;
+        if (mine < end) {
+            s = srcs[mine];
+            d = dsts[mine];
+            l = lens[mine];
+        }
+        const u32 count = (u32)(end - first);
+#elif DEAL == 1
     // This warp's records are [begin, end): balanced to within one record across warps.
     const u64 begin = warp * (u64)n / nwarps;
     const u64 end = (warp + 1) * (u64)n / nwarps;

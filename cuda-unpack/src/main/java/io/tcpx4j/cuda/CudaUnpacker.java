@@ -77,6 +77,7 @@ public final class CudaUnpacker implements Unpacker {
         final MemoryDescriptor device; // null unless recordsInDeviceMemory
         final WorkList list;
         final int[] count = {0};
+        final int[] unit = {1};
         final Pointer params;
         /** 0: free; OPEN: part of the batch not yet submitted; else the ticket that covers it. */
         long ticket;
@@ -86,9 +87,10 @@ public final class CudaUnpacker implements Unpacker {
             this.device = device;
             this.list = new WorkList(host.address(), capacity);
             long table = device != null ? device.address() : host.address(); // unified addressing
-            // Built once: the launch only changes count[0], so launching allocates nothing.
+            // Built once: the launch only changes count[0] and unit[0], so launching allocates
+            // nothing. Kernels without the 4th parameter (records per warp) do not read it.
             this.params = Pointer.to(Pointer.to(new long[] {table}), Pointer.to(new int[] {capacity}),
-                    Pointer.to(count));
+                    Pointer.to(count), Pointer.to(unit));
         }
     }
 
@@ -282,6 +284,7 @@ public final class CudaUnpacker implements Unpacker {
             upload(slot, 16 * cap, 4L * n);
         }
         slot.count[0] = n;
+        slot.unit[0] = kernel.unitFor(n);
         CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
                 slot.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
         launches++;

@@ -48,15 +48,21 @@ final class GpuNode implements AutoCloseable {
      *                 {@code DeviceMemory} (DRAM buffers, CPU unpack)
      * @param channels data channels per connection
      * @param sockets  TCP sockets per comm
+     * @param chunkSize engine chunk size (bytes per network message)
      */
     GpuNode(String name, DeviceMemory memory, int device, int channels, int sockets, int ioThreads) {
+        this(name, memory, device, channels, sockets, ioThreads, EngineConfig.DEFAULT_CHUNK);
+    }
+
+    GpuNode(String name, DeviceMemory memory, int device, int channels, int sockets, int ioThreads, int chunkSize) {
         this.memory = memory;
         this.kind = memory instanceof CudaDeviceMemory ? MemoryKind.VRAM : MemoryKind.DRAM;
         this.device = device;
         this.unpacker = memory instanceof CudaDeviceMemory cuda ? new CudaUnpacker(cuda, device) : new CpuUnpacker();
         this.transport = new LoopbackTransport(LoopbackConfig.defaults().withSocketsPerComm(sockets)
                 .withIoThreads(ioThreads), memory);
-        this.engine = new Engine(EngineConfig.defaults(name).withChannels(channels), transport, memory, unpacker,
+        this.engine = new Engine(EngineConfig.defaults(name).withChannels(channels).withChunkSize(chunkSize),
+                transport, memory, unpacker,
                 Clock.SYSTEM);
         this.engine.start();
         this.staging = memory.allocatePinned(SLICE);

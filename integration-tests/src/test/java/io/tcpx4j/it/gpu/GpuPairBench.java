@@ -47,7 +47,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <pre>
  * java -cp ... io.tcpx4j.it.gpu.GpuPairBench [--kind VRAM|DRAM] [--gpu 0] [--peer-gpu 1]
- *      [--channels 2] [--sockets 2] [--io-threads 2] [--sizes 4K,64K,1M,16M,64M] [--reps 3]
+ *      [--channels 2] [--sockets 2] [--io-threads 2] [--chunk 512K] [--sizes 4K,64K,1M,16M,64M] [--reps 3]
  *      [--bytes-per-rep 512M] [--raw true] [--label name] [--out results.jsonl]
  * </pre>
  *
@@ -90,6 +90,7 @@ public final class GpuPairBench {
         Map<String, String> opts = new HashMap<>(Map.of("kind", "VRAM", "gpu", "0", "peer-gpu", "1", "channels", "2",
                 "sockets", "2", "io-threads", "2", "sizes", "4K,16K,64K,256K,1M,4M,16M,64M", "reps", "3",
                 "bytes-per-rep", "512M", "raw", "true"));
+        opts.put("chunk", "512K");
         opts.put("role", "initiator");
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (!args[i].startsWith("--")) {
@@ -131,7 +132,9 @@ public final class GpuPairBench {
     }
 
     private String label() {
-        return opts.getOrDefault("label", "tcpx4j-" + integer("channels") + "x" + integer("sockets"));
+        long chunk = parseSize(opts.get("chunk"));
+        return opts.getOrDefault("label", "tcpx4j-" + integer("channels") + "x" + integer("sockets")
+                + (chunk == 512 << 10 ? "" : "-c" + (chunk >> 10) + "K") + (kind() == MemoryKind.DRAM ? "-dram" : ""));
     }
 
     private DeviceMemory openMemory() {
@@ -151,9 +154,17 @@ public final class GpuPairBench {
         System.setOut(System.err); // anything else printed goes to the log, not the protocol
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         DeviceMemory memory = openMemory();
+        try {
+            serve(memory, in, out);
+        } finally {
+            memory.close();
+        }
+    }
+
+    private void serve(DeviceMemory memory, BufferedReader in, PrintStream out) throws Exception {
         // CUDA_VISIBLE_DEVICES leaves this process one GPU: ordinal 0
         try (GpuNode node = new GpuNode("target", memory, 0, integer("channels"), integer("sockets"),
-                integer("io-threads"))) {
+                integer("io-threads"), (int) parseSize(opts.get("chunk")))) {
             MemoryDescriptor src = node.allocate(maxSize());
             MemoryDescriptor dst = node.allocate(maxSize());
             node.fillRandom(src, 2);
@@ -193,7 +204,6 @@ public final class GpuPairBench {
                         echo.stop = true;
                         echoThread.join(1000);
                         out.println(TAG + "BYE");
-                        memory.close();
                         return;
                     }
                     default -> throw new IllegalStateException("unknown command " + line);
@@ -301,7 +311,7 @@ public final class GpuPairBench {
         DeviceMemory memory = openMemory();
         int gpu = kind() == MemoryKind.VRAM ? integer("gpu") : 0;
         try (GpuNode node = new GpuNode("initiator", memory, gpu, integer("channels"), integer("sockets"),
-                integer("io-threads"))) {
+                integer("io-threads"), (int) parseSize(opts.get("chunk")))) {
             String[] hello = expect("HELLO");
             MemoryDescriptor src = node.allocate(maxSize());
             MemoryDescriptor dst = node.allocate(maxSize());
@@ -500,9 +510,9 @@ public final class GpuPairBench {
         String json = String.format(Locale.ROOT,
                 "{\"system\":\"%s\",\"op\":\"%s\",\"kind\":\"%s\",\"bytes\":%d,\"transfers\":%d,\"gbps\":%.3f,"
                         + "\"min_gbps\":%.3f,\"max_gbps\":%.3f,\"avg_us\":%.1f,\"verified\":%b,\"channels\":%d,"
-                        + "\"sockets_per_comm\":%d,\"io_threads\":%d}",
+                        + "\"sockets_per_comm\":%d,\"io_threads\":%d,\"chunk\":%d}",
                 system, op, kind(), size, count, median, sorted[0], sorted[sorted.length - 1], size / median / 1e3,
-                verified, integer("channels"), integer("sockets"), integer("io-threads"));
+                verified, integer("channels"), integer("sockets"), integer("io-threads"), parseSize(opts.get("chunk")));
         System.out.println(json);
         if (opts.containsKey("out")) {
             Files.writeString(Path.of(opts.get("out")), json + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
