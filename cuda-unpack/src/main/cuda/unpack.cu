@@ -9,9 +9,12 @@
 //   u64 dst[capacity]  destination address (destination + dstOff)
 //   u32 len[capacity]  byte count, at most 64 KiB (longer fragments are split on the host, which
 //                      also lets the copy loops count in 32-bit ints)
-// Records are dealt round-robin to the warps of a grid that is sized to be resident at once, so
-// neighbouring warps write neighbouring destinations; a warp copies one record at a time, or
-// several at once in teams of 4 to 16 lanes when its records are short.
+// By default (DEAL == 2) each warp takes a unit of `per_warp` consecutive records (lane j fetches
+// record j of the unit: coalesced, also from host memory) and the host sizes the grid to cover
+// all units, about four per resident warp, so the block scheduler evens out the load. A warp copies
+// whole 4 KiB pages with 8 unpredicated 16-byte loads per lane, issuing the next page's loads
+// before the current page's stores; other records one at a time, or several at once in teams of
+// 4 to 16 lanes when they are short.
 //
 // Regenerate the PTX resource with gen-ptx.sh (it lowers the header to PTX ISA 8.2 so that R535
 // drivers can JIT it; a test checks that the body still assembles under that header).
@@ -23,8 +26,9 @@ typedef unsigned long long u64;
 typedef unsigned int u32;
 
 // UNROLL: 16-byte loads per lane in flight; MIN_BLOCKS: resident 256-thread blocks per SM the
-// register budget must allow. Measured choices (docs/PERFORMANCE.md); others stay buildable for
-// the benchmark through gen-ptx.sh's extra flags.
+// register budget must allow. The defaults of these and of DEAL, TEAMFIT and PIPE below are the
+// measured choices (docs/PERFORMANCE.md, "cuda-unpack: kernel round 2"); the others stay
+// buildable for the benchmark through gen-ptx.sh's extra flags.
 #ifndef UNROLL
 #define UNROLL 4
 #endif
@@ -44,7 +48,7 @@ typedef unsigned int u32;
 // tcpx4j_records_per_warp (the largest unit it takes); kernels without it get a resident grid and
 // ignore the 4th parameter.
 #ifndef DEAL
-#define DEAL 0
+#define DEAL 2
 #endif
 #if DEAL == 2
 extern "C" __device__ u32 tcpx4j_records_per_warp = WARP;
@@ -59,7 +63,7 @@ extern "C" __device__ u32 tcpx4j_records_per_warp = WARP;
 // current one, so two pages per warp are in flight; 2 = the same path without the overlap (one
 // page per warp in flight).
 #ifndef PIPE
-#define PIPE 0
+#define PIPE 1
 #endif
 // Cache operators, kept selectable for the benchmark: loads 0 = ld.global.nc, 1 = .cg, 2 = .cs;
 // stores 0 = st.global.wb, 1 = .cs, 2 = .cg.

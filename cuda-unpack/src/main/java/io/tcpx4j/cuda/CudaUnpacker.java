@@ -31,9 +31,9 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * {@link #isDone} polls.
  *
  * <p>Per receive, the CPU validates the fragment table (as {@link CpuUnpacker} does) and appends one
- * record per fragment, with absolute addresses, to a work list in pinned host memory; at launch the
- * list is copied to device memory on the unpacker's stream (or, with
- * {@link Settings#recordsInDeviceMemory()} off, read by the kernel in place). Work lists are
+ * record per fragment, with absolute addresses, to a work list in pinned host memory, which the
+ * kernel reads in place (or, with {@link Settings#recordsInDeviceMemory()} on, from a copy made on
+ * the unpacker's stream at launch). Work lists are
  * reused once the launch that read them finished; a batch that finds none free gets a new one, so
  * {@code add} and {@code submit} never wait for the GPU.
  *
@@ -55,14 +55,15 @@ public final class CudaUnpacker implements Unpacker {
      *                              2048 pages by default
      * @param recordsInDeviceMemory copy each work list to device memory (three small async copies on
      *                              the unpacker's stream) before the launch, instead of letting the
-     *                              kernel read it from pinned host memory across PCIe. On by default:
-     *                              measured faster on an H200 in every case (docs/PERFORMANCE.md),
-     *                              because the kernel's per-lane record fetches are strided and cost
-     *                              one PCIe read each
+     *                              kernel read it in place from pinned host memory across PCIe. Off
+     *                              by default: the shipped kernel fetches 32 consecutive records per
+     *                              warp (coalesced), which made the in-place list within 2% of the
+     *                              uploaded one back to back and 30% faster for a launch after host
+     *                              work, where the upload adds latency (docs/PERFORMANCE.md, H200)
      * @param ptx                   a PTX file to load instead of the shipped kernel, or null
      */
     public record Settings(int recordsPerLaunch, boolean recordsInDeviceMemory, Path ptx) {
-        public static final Settings DEFAULT = new Settings(16 * NetRequest.MAX_FRAGMENTS, true, null);
+        public static final Settings DEFAULT = new Settings(16 * NetRequest.MAX_FRAGMENTS, false, null);
 
         public Settings {
             if (recordsPerLaunch < 1 || WorkList.bytesFor(recordsPerLaunch) > Integer.MAX_VALUE) {
