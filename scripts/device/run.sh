@@ -14,7 +14,8 @@
 #     nccl      nccl_socket_bench.py with NCCL defaults and with 4 x 4 sockets -> nccl.jsonl (log: pair.log)
 #     plot      gpu-pair.png from pair.jsonl and nccl.jsonl
 #
-# Knobs (environment): TEST_PTX (variant names whose suite runs; default all), PAIR_CONFIGS ("2x2 4x4"), PAIR_SIZES, PAIR_REPS, UNPACK_ARGS (extra
+# Knobs (environment): TEST_PTX (variant names whose suite runs; default all), PAIR_ARGS (extra
+# GpuPairBench options, e.g. "--profile true"), PAIR_CONFIGS ("2x2 4x4"), PAIR_SIZES, PAIR_REPS, UNPACK_ARGS (extra
 # UnpackBench options), UNPACK_BOTH (variant names to bench with the work list both in VRAM and
 # host-mapped), NCCL_SIZES, NCCL_ITERS.
 set -u
@@ -82,7 +83,8 @@ for stage in "$@"; do
       log "GpuPairBench GPU0 -> GPU1, $c channels x $s sockets, $io I/O threads, chunk ${chunk:-512K}, ${kind:-VRAM}"
       timeout 240 $J -cp "$CP" io.tcpx4j.it.gpu.GpuPairBench --gpu 0 --peer-gpu 1 --channels $c --sockets $s \
         --io-threads $io --chunk ${chunk:-512K} --kind ${kind:-VRAM} --raw $raw --sizes "$SIZES" \
-        --reps ${PAIR_REPS:-3} --out "$OUT/pair.jsonl" >> "$OUT/pair.log" 2>&1
+        --reps ${PAIR_REPS:-3} ${PAIR_ARGS:-} --out "$OUT/pair.jsonl" >> "$OUT/pair.log" 2>&1
+      grep "^PROFILE" "$OUT/pair.log" | tail -4 | tee -a "$OUT/run.log"
       log "pair $cfg exit $?"
     done
     ;;

@@ -48,7 +48,7 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>
  * java -cp ... io.tcpx4j.it.gpu.GpuPairBench [--kind VRAM|DRAM] [--gpu 0] [--peer-gpu 1]
  *      [--channels 2] [--sockets 2] [--io-threads 2] [--chunk 512K] [--sizes 4K,64K,1M,16M,64M] [--reps 3]
- *      [--bytes-per-rep 512M] [--raw true] [--label name] [--out results.jsonl]
+ *      [--bytes-per-rep 512M] [--raw true] [--profile false] [--label name] [--out results.jsonl]
  * </pre>
  *
  * <p>This process (the initiator) runs its engine on GPU {@code --gpu} and starts a child JVM, the
@@ -65,6 +65,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Raw TCP: the child connects {@code channels x sockets} sockets, and every block is striped over
  * them (one writer thread per socket there, one reader per socket here), host memory to host memory;
  * timed here from "go" to the last byte.
+ *
+ * <p>{@code --profile true}: for the largest size, the CPU share and sampled frames of every tcpx4j
+ * thread of both processes over the measured repetitions ({@link ThreadProfile}), on stderr as
+ * lines starting with {@code PROFILE}.
  *
  * <p>Output: one JSON object per line on stdout (and appended to {@code --out}).
  * {@code --kind DRAM} runs the same code on host memory without a GPU (plumbing checks).
@@ -173,6 +177,7 @@ public final class GpuPairBench {
             RegisteredMemory rd = node.engine.register(dst);
             out.println(TAG + "HELLO " + b64(node.engine.connInfo()) + " " + b64(rs.publicMetadata()) + " "
                     + b64(rd.publicMetadata()) + " " + src.address() + " " + dst.address());
+            ThreadProfile profile = new ThreadProfile();
             Echo echo = new Echo(node);
             Thread echoThread = new Thread(echo, "notification-echo");
             echoThread.setDaemon(true);
@@ -193,6 +198,14 @@ public final class GpuPairBench {
                     case "CRC" -> {
                         MemoryDescriptor d = (w[1].equals("src") ? src : dst).slice(0, Long.parseLong(w[2]));
                         out.println(TAG + "CRC " + node.crc(d));
+                    }
+                    case "PROF" -> {
+                        if (w[1].equals("start")) {
+                            profile.start();
+                            out.println(TAG + "OK");
+                        } else {
+                            out.println(TAG + "PROF " + b64(profile.stop().getBytes(StandardCharsets.UTF_8)));
+                        }
                     }
                     case "POISON" -> {
                         node.poison(dst, (byte) 0xA5);
@@ -332,7 +345,13 @@ public final class GpuPairBench {
                     command("POISON", "OK");
                     node.poison(dst, (byte) 0xA5);
                     double[] gbps = new double[integer("reps")];
+                    boolean profiled = Boolean.parseBoolean(opts.getOrDefault("profile", "false")) && size == maxSize();
+                    ThreadProfile profile = new ThreadProfile();
                     for (int rep = -1; rep < gbps.length; rep++) {
+                        if (profiled && rep == 0) {
+                            profile.start();
+                            command("PROF start", "OK");
+                        }
                         String name = "r" + round++;
                         command("EXPECT " + name + " " + count, "OK");
                         long seconds = op.equals("WRITE")
@@ -341,6 +360,12 @@ public final class GpuPairBench {
                         if (rep >= 0) {
                             gbps[rep] = (double) size * count / seconds;
                         }
+                    }
+                    if (profiled) {
+                        String mine = profile.stop();
+                        String theirs = new String(unb64(command("PROF stop", "PROF")[1]), StandardCharsets.UTF_8);
+                        System.err.printf("PROFILE %s %s %d B initiator: %s%nPROFILE %s %s %d B target: %s%n",
+                                label(), op, size, mine, label(), op, size, theirs);
                     }
                     boolean ok = op.equals("WRITE")
                             ? node.crc(src.slice(0, size)) == Long.parseLong(command("CRC dst " + size, "CRC")[1])
