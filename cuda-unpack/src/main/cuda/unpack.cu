@@ -9,9 +9,12 @@
 //   u64 dst[capacity]  destination address (destination + dstOff)
 //   u32 len[capacity]  byte count, at most 64 KiB (longer fragments are split on the host, which
 //                      also lets the copy loops count in 32-bit ints)
-// Records are dealt round-robin to the warps of a grid that is sized to be resident at once, so
-// neighbouring warps write neighbouring destinations; a warp copies one record at a time, or
-// several at once in teams of 4 to 16 lanes when its records are short.
+// By default (DEAL == 2) each warp takes a unit of `per_warp` consecutive records (lane j fetches
+// record j of the unit: coalesced, also from host memory) and the host sizes the grid to cover
+// all units, about four per resident warp, so the block scheduler evens out the load. A warp copies
+// whole 4 KiB pages with 8 unpredicated 16-byte loads per lane, issuing the next page's loads
+// before the current page's stores; other records one at a time, or several at once in teams of
+// 4 to 16 lanes when they are short.
 //
 // Regenerate the PTX resource with gen-ptx.sh (it lowers the header to PTX ISA 8.2 so that R535
 // drivers can JIT it; a test checks that the body still assembles under that header).
@@ -23,8 +26,9 @@ typedef unsigned long long u64;
 typedef unsigned int u32;
 
 // UNROLL: 16-byte loads per lane in flight; MIN_BLOCKS: resident 256-thread blocks per SM the
-// register budget must allow. Measured choices (docs/PERFORMANCE.md); others stay buildable for
-// the benchmark through gen-ptx.sh's extra flags.
+// register budget must allow. The defaults of these and of DEAL, TEAMFIT and PIPE below are the
+// measured choices (docs/PERFORMANCE.md, "cuda-unpack: kernel round 2"); the others stay
+// buildable for the benchmark through gen-ptx.sh's extra flags.
 #ifndef UNROLL
 #define UNROLL 4
 #endif
@@ -33,6 +37,33 @@ typedef unsigned int u32;
 #endif
 #ifndef TEAMS
 #define TEAMS 1
+#endif
+// DEAL: how records reach warps. 0 = round robin (warp w takes w, w + nwarps, ...; lane j fetches
+// the j-th of its next 32, each in another cache line); 1 = each warp a contiguous, balanced range
+// of n / nwarps records, fetched 32 consecutive records at a time (lane j reads record first + j:
+// three coalesced reads per 32 records, also when the list is in host memory); 2 = units of
+// `per_warp` consecutive records (the launch's 4th parameter, at most 32), unit u to warp u of a
+// grid the host sizes to cover them all, so the block scheduler balances the load (no resident,
+// grid-striding warps that finish unevenly). The host recognises such a kernel by the global
+// tcpx4j_records_per_warp (the largest unit it takes); kernels without it get a resident grid and
+// ignore the 4th parameter.
+#ifndef DEAL
+#define DEAL 2
+#endif
+#if DEAL == 2
+extern "C" __device__ u32 tcpx4j_records_per_warp = WARP;
+#endif
+// TEAMFIT: 0 = fixed team thresholds (2048/1024/512 B); 1 = the smallest team whose one round of
+// UNROLL 16-byte loads per lane covers the longest of its 32 records.
+#ifndef TEAMFIT
+#define TEAMFIT 0
+#endif
+// PIPE: 1 = whole-warp 4 KiB pages (16-byte aligned both sides) take a path with 8 unpredicated
+// 16-byte loads per lane, and the loads of the next such page are issued before the stores of the
+// current one, so two pages per warp are in flight; 2 = the same path without the overlap (one
+// page per warp in flight).
+#ifndef PIPE
+#define PIPE 1
 #endif
 // Cache operators, kept selectable for the benchmark: loads 0 = ld.global.nc, 1 = .cg, 2 = .cs;
 // stores 0 = st.global.wb, 1 = .cs, 2 = .cg.
@@ -174,14 +205,64 @@ __device__ __forceinline__ void copy_fragment(u64 src_addr, u64 dst_addr, u32 le
     copy_bytes(src + body, dst + body, len - body, t);
 }
 
+#define PAGE 4096u
+#define PAGE_LOADS 8 // 16-byte loads per lane for one 4 KiB page: 32 lanes x 8 x 16 B
+
+__device__ __forceinline__ bool is_page(u64 src, u64 dst, u32 len) {
+    return len == PAGE && ((src | dst) & 15u) == 0;
+}
+
+__device__ __forceinline__ void page_load(uint4 (&v)[PAGE_LOADS], u64 src, u32 lane) {
+    const uint4* __restrict__ s = reinterpret_cast<const uint4*>(src) + lane;
+#pragma unroll
+    for (int u = 0; u < PAGE_LOADS; u++) v[u] = LOAD(s + u * WARP);
+}
+
+__device__ __forceinline__ void page_store(const uint4 (&v)[PAGE_LOADS], u64 dst, u32 lane) {
+    uint4* __restrict__ d = reinterpret_cast<uint4*>(dst) + lane;
+#pragma unroll
+    for (int u = 0; u < PAGE_LOADS; u++) STORE(d + u * WARP, v[u]);
+}
+
 extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)
-tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n) {
+tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) {
     const u64* __restrict__ srcs = table;
     const u64* __restrict__ dsts = table + capacity;
     const u32* __restrict__ lens = reinterpret_cast<const u32*>(table + 2ull * capacity);
     const u32 lane = threadIdx.x & (WARP - 1u);
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
     const u64 nwarps = ((u64)gridDim.x * blockDim.x) / WARP;
+#if DEAL == 2
+    // Units of g consecutive records: warp w takes unit w (and w + nwarps, ... if the grid is short).
+    const u64 g = per_warp == 0 ? 1u : per_warp > WARP ? WARP : per_warp;
+#pragma unroll 1
+    for (u64 first = warp * g; first < n; first += nwarps * g) {
+        const u64 end = first + g < n ? first + g : n;
+        const u64 mine = first + lane;
+        u64 s = 0, d = 0;
+        u32 l = 0;
+        if (mine < end) {
+            s = srcs[mine];
+            d = dsts[mine];
+            l = lens[mine];
+        }
+        const u32 count = (u32)(end - first);
+#elif DEAL == 1
+    // This warp's records are [begin, end): balanced to within one record across warps.
+    const u64 begin = warp * (u64)n / nwarps;
+    const u64 end = (warp + 1) * (u64)n / nwarps;
+#pragma unroll 1
+    for (u64 first = begin; first < end; first += WARP) {
+        const u64 mine = first + lane;
+        u64 s = 0, d = 0;
+        u32 l = 0;
+        if (mine < end) {
+            s = srcs[mine];
+            d = dsts[mine];
+            l = lens[mine];
+        }
+        const u32 count = end - first < WARP ? (u32)(end - first) : WARP;
+#else
     // This warp's records are warp, warp + nwarps, ...; lane j fetches the j-th of the next 32 of
     // them, so one round trip brings 32 records (the list may be in host memory).
 #pragma unroll 1
@@ -196,14 +277,56 @@ tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n) {
         }
         const u64 left = ((u64)n - first + nwarps - 1) / nwarps;
         const u32 count = left < WARP ? (u32)left : WARP;
+#endif
 #if TEAMS
         // Small fragments alone cannot keep enough bytes in flight per warp (a warp waits a
         // whole memory latency per fragment): split the warp into teams that copy several
-        // fragments at once, sized so that one round of UNROLL 16-byte loads covers a fragment.
+        // fragments at once.
         const u32 longest = __reduce_max_sync(FULL_MASK, l);
+#if TEAMFIT
+        const u32 round = 16u * UNROLL; // bytes one lane moves per round
+        const u32 size = longest > 16u * round ? 32u : longest > 8u * round ? 16u : longest > 4u * round ? 8u : 4u;
+#else
         const u32 size = longest > 2048u ? 32u : longest > 1024u ? 16u : longest > 512u ? 8u : 4u;
+#endif
 #else
         const u32 size = WARP;
+#endif
+#if PIPE
+        if (size == WARP) {
+            // Pages: the loads of page j+1 go out before the stores of page j.
+            uint4 cur[PAGE_LOADS];
+            u64 pending = 0; // destination of the page held in cur
+            bool held = false;
+#pragma unroll 1
+            for (u32 j = 0; j < count; j++) {
+                const u64 src = __shfl_sync(FULL_MASK, s, j);
+                const u64 dst = __shfl_sync(FULL_MASK, d, j);
+                const u32 len = __shfl_sync(FULL_MASK, l, j);
+                if (PIPE == 2 && is_page(src, dst, len)) {
+                    page_load(cur, src, lane);
+                    page_store(cur, dst, lane);
+                } else if (PIPE == 1 && is_page(src, dst, len)) {
+                    uint4 next[PAGE_LOADS];
+                    page_load(next, src, lane);
+                    if (held) page_store(cur, pending, lane);
+#pragma unroll
+                    for (int u = 0; u < PAGE_LOADS; u++) cur[u] = next[u];
+                    pending = dst;
+                    held = true;
+                } else {
+                    if (held) page_store(cur, pending, lane);
+                    held = false;
+                    Team t;
+                    t.size = WARP;
+                    t.lane = lane;
+                    t.mask = FULL_MASK;
+                    copy_fragment(src, dst, len, t);
+                }
+            }
+            if (held) page_store(cur, pending, lane);
+            continue;
+        }
 #endif
         Team t;
         t.size = size;

@@ -31,9 +31,9 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * {@link #isDone} polls.
  *
  * <p>Per receive, the CPU validates the fragment table (as {@link CpuUnpacker} does) and appends one
- * record per fragment, with absolute addresses, to a work list in pinned host memory; at launch the
- * list is copied to device memory on the unpacker's stream (or, with
- * {@link Settings#recordsInDeviceMemory()} off, read by the kernel in place). Work lists are
+ * record per fragment, with absolute addresses, to a work list in pinned host memory, which the
+ * kernel reads in place (or, with {@link Settings#recordsInDeviceMemory()} on, from a copy made on
+ * the unpacker's stream at launch). Work lists are
  * reused once the launch that read them finished; a batch that finds none free gets a new one, so
  * {@code add} and {@code submit} never wait for the GPU.
  *
@@ -55,14 +55,15 @@ public final class CudaUnpacker implements Unpacker {
      *                              2048 pages by default
      * @param recordsInDeviceMemory copy each work list to device memory (three small async copies on
      *                              the unpacker's stream) before the launch, instead of letting the
-     *                              kernel read it from pinned host memory across PCIe. On by default:
-     *                              measured faster on an H200 in every case (docs/PERFORMANCE.md),
-     *                              because the kernel's per-lane record fetches are strided and cost
-     *                              one PCIe read each
+     *                              kernel read it in place from pinned host memory across PCIe. Off
+     *                              by default: the shipped kernel fetches 32 consecutive records per
+     *                              warp (coalesced), which made the in-place list within 2% of the
+     *                              uploaded one back to back and 30% faster for a launch after host
+     *                              work, where the upload adds latency (docs/PERFORMANCE.md, H200)
      * @param ptx                   a PTX file to load instead of the shipped kernel, or null
      */
     public record Settings(int recordsPerLaunch, boolean recordsInDeviceMemory, Path ptx) {
-        public static final Settings DEFAULT = new Settings(16 * NetRequest.MAX_FRAGMENTS, true, null);
+        public static final Settings DEFAULT = new Settings(16 * NetRequest.MAX_FRAGMENTS, false, null);
 
         public Settings {
             if (recordsPerLaunch < 1 || WorkList.bytesFor(recordsPerLaunch) > Integer.MAX_VALUE) {
@@ -77,6 +78,7 @@ public final class CudaUnpacker implements Unpacker {
         final MemoryDescriptor device; // null unless recordsInDeviceMemory
         final WorkList list;
         final int[] count = {0};
+        final int[] unit = {1};
         final Pointer params;
         /** 0: free; OPEN: part of the batch not yet submitted; else the ticket that covers it. */
         long ticket;
@@ -86,9 +88,10 @@ public final class CudaUnpacker implements Unpacker {
             this.device = device;
             this.list = new WorkList(host.address(), capacity);
             long table = device != null ? device.address() : host.address(); // unified addressing
-            // Built once: the launch only changes count[0], so launching allocates nothing.
+            // Built once: the launch only changes count[0] and unit[0], so launching allocates
+            // nothing. Kernels without the 4th parameter (records per warp) do not read it.
             this.params = Pointer.to(Pointer.to(new long[] {table}), Pointer.to(new int[] {capacity}),
-                    Pointer.to(count));
+                    Pointer.to(count), Pointer.to(unit));
         }
     }
 
@@ -282,6 +285,7 @@ public final class CudaUnpacker implements Unpacker {
             upload(slot, 16 * cap, 4L * n);
         }
         slot.count[0] = n;
+        slot.unit[0] = kernel.unitFor(n);
         CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
                 slot.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
         launches++;

@@ -31,7 +31,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  *
  * <pre>
  * java -cp ... io.tcpx4j.cuda.UnpackBench [--mib 256] [--iters 15] [--warmup 3]
- *      [--ptx label=file.ptx ...] [--out results.md]
+ *      [--ptx label=file.ptx ...] [--ptx-both label=file.ptx ...] [--out results.md]
  * </pre>
  *
  * <p>Cases: 4 KiB fragments (TCPX pages, permuted), 1 KiB fragments, and TCP-like fragments (1 to
@@ -75,6 +75,7 @@ public final class UnpackBench {
                 case "--warmup" -> warmup = Integer.parseInt(v);
                 case "--out" -> out = Path.of(v);
                 case "--ptx" -> variants.add(v.split("=", 2));
+                case "--ptx-both" -> variants.add(new String[] {v.split("=", 2)[0], v.split("=", 2)[1], "both"});
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -112,7 +113,10 @@ public final class UnpackBench {
         try {
             double memcpy = c.memcpyGbps();
             for (String[] v : variants) {
-                for (boolean deviceRecords : v[1] == null ? new boolean[] {false, true} : new boolean[] {false}) {
+                // The shipped kernel and --ptx-both variants with the work list both ways; other
+                // variants with the default (uploaded to VRAM).
+                boolean both = v[1] == null || v.length > 2;
+                for (boolean deviceRecords : both ? new boolean[] {false, true} : new boolean[] {true}) {
                     int records = plan.fragmentCount() + 16;
                     CudaUnpacker.Settings s = new CudaUnpacker.Settings(records, deviceRecords,
                             v[1] == null ? null : Path.of(v[1]));

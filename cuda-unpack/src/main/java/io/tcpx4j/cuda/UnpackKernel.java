@@ -1,7 +1,10 @@
 package io.tcpx4j.cuda;
 
 import io.tcpx4j.api.TransferException;
+import jcuda.Pointer;
 import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUresult;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
@@ -13,6 +16,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
@@ -32,11 +37,22 @@ final class UnpackKernel implements AutoCloseable {
     static final String ENTRY = "tcpx4j_unpack";
     static final int BLOCK = 256;
     static final int WARPS_PER_BLOCK = BLOCK / 32;
+    /** Exported by kernels that balance by grid size (unpack.cu, DEAL == 2): their largest unit. */
+    static final String UNIT_GLOBAL = "tcpx4j_records_per_warp";
+    /** Units per resident warp the grid aims at, so that the block scheduler can even out the load. */
+    static final int UNITS_PER_WARP = 4;
 
     private final CUmodule module = new CUmodule();
     private final CUfunction function = new CUfunction();
     private final int maxBlocks;
     private final int registers;
+    /**
+     * Largest unit of consecutive records per warp of a load-balanced kernel (one that exports
+     * {@link #UNIT_GLOBAL}), or 0 for a kernel that wants a resident grid.
+     */
+    private final int maxUnit;
+    /** Warps resident at once on the GPU. */
+    private final int residentWarps;
     private boolean loaded;
 
     /** Loads {@code ptx} (null-terminated or not) into the current context of {@code device}. */
@@ -61,6 +77,8 @@ final class UnpackKernel implements AutoCloseable {
             CudaCheck.check(cuFuncGetAttribute(value, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, function),
                     "cuFuncGetAttribute");
             registers = value[0];
+            residentWarps = maxBlocks * WARPS_PER_BLOCK;
+            maxUnit = readUnitGlobal();
         } catch (TransferException e) {
             close();
             throw e;
@@ -103,10 +121,47 @@ final class UnpackKernel implements AutoCloseable {
         return registers;
     }
 
-    /** Blocks for {@code records} records: one warp per record up to a full, resident grid. */
+    /**
+     * Records per warp (the launch's 4th parameter): for a load-balanced kernel, enough that the
+     * grid holds about {@link #UNITS_PER_WARP} units per resident warp, at most its largest unit;
+     * 1 otherwise (ignored by such kernels).
+     */
+    int unitFor(int records) {
+        if (maxUnit == 0) {
+            return 1;
+        }
+        long unit = records / ((long) residentWarps * UNITS_PER_WARP);
+        return (int) Math.max(1, Math.min(maxUnit, unit));
+    }
+
+    /**
+     * Blocks for {@code records} records: for a load-balanced kernel, one warp per unit of
+     * {@link #unitFor} records; otherwise one warp per record up to a full, resident grid.
+     */
     int gridFor(int records) {
-        int blocks = (records + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
-        return Math.max(1, Math.min(blocks, maxBlocks));
+        long warps = maxUnit == 0 ? records : (records + (long) unitFor(records) - 1) / unitFor(records);
+        long blocks = (warps + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+        return (int) Math.max(1, Math.min(blocks, maxUnit == 0 ? maxBlocks : Integer.MAX_VALUE));
+    }
+
+    /** The kernel's {@link #UNIT_GLOBAL}, or 0 when it has none. */
+    private int readUnitGlobal() {
+        CUdeviceptr address = new CUdeviceptr();
+        long[] size = {0};
+        int result = cuModuleGetGlobal(address, size, module, UNIT_GLOBAL);
+        if (result == CUresult.CUDA_ERROR_NOT_FOUND) {
+            return 0;
+        }
+        CudaCheck.check(result, "cuModuleGetGlobal(" + UNIT_GLOBAL + ")");
+        if (size[0] != Integer.BYTES) {
+            throw new TransferException(TransferException.Code.BACKEND, UNIT_GLOBAL + " has " + size[0] + " bytes");
+        }
+        int[] value = {0};
+        CudaCheck.check(cuMemcpyDtoH(Pointer.to(value), address, Integer.BYTES), "cuMemcpyDtoH(" + UNIT_GLOBAL + ")");
+        if (value[0] < 1 || value[0] > 32) {
+            throw new TransferException(TransferException.Code.BACKEND, UNIT_GLOBAL + " = " + value[0] + ", not 1..32");
+        }
+        return value[0];
     }
 
     @Override

@@ -1,0 +1,35 @@
+package io.tcpx4j.it.gpu;
+
+import io.tcpx4j.cuda.Cuda;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a test that needs a GPU: tagged {@code gpu}, and reported as skipped (with the CUDA probe's
+ * reason) where {@link Cuda#isAvailable()} is false, e.g. in CI. Same contract as cuda-unpack's own
+ * {@code GpuTest}, which lives in that module's test sources.
+ */
+@Target({ElementType.TYPE, ElementType.METHOD})
+@Retention(RetentionPolicy.RUNTIME)
+@Tag("gpu")
+@ExtendWith(RequiresGpu.Condition.class)
+public @interface RequiresGpu {
+
+    /** Skips unless the CUDA probe succeeded. */
+    final class Condition implements ExecutionCondition {
+        @Override
+        public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+            return Cuda.isAvailable()
+                    ? ConditionEvaluationResult.enabled("CUDA available: " + Cuda.deviceCount() + " GPU(s)")
+                    : ConditionEvaluationResult.disabled("no usable GPU: " + Cuda.unavailabilityCause());
+        }
+    }
+}
