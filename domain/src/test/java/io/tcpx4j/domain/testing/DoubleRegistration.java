@@ -40,9 +40,6 @@ final class DoubleRegistration implements MemoryRegistration {
         return type;
     }
 
-    boolean covers(long start, int length) {
-        return start >= address && length >= 0 && start - address <= size - length;
-    }
 
     @Override
     public String toString() {

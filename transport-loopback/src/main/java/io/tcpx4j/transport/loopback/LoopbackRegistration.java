@@ -34,10 +34,6 @@ final class LoopbackRegistration implements MemoryRegistration {
         return type;
     }
 
-    boolean covers(long addr, int len) {
-        long off = addr - address;
-        return Long.compareUnsigned(addr, address) >= 0 && off <= size && len <= size - off;
-    }
 
     @Override
     public String toString() {

@@ -36,11 +36,6 @@ final class TcpxRegistration implements MemoryRegistration {
         return type;
     }
 
-    boolean covers(long addr, long len) {
-        long off = addr - address;
-        return len >= 0 && Long.compareUnsigned(addr, address) >= 0 && Long.compareUnsigned(off, size) <= 0
-                && Long.compareUnsigned(len, size - off) <= 0;
-    }
 
     @Override
     public String toString() {
