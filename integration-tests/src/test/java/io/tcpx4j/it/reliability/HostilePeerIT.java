@@ -7,6 +7,7 @@ import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.protocol.ControlFrame;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,6 +36,7 @@ class HostilePeerIT {
     private static final int MALLORY_OK = 0;
     private static final int NOT_ALLOWED = Code.NOT_ALLOWED.nixlStatus();
     static final AtomicInteger ATTACKS = new AtomicInteger();
+    static final AtomicInteger REFUSED = new AtomicInteger();
 
     private Node target;
     private Node friend;
@@ -45,6 +47,12 @@ class HostilePeerIT {
     private ConnInfo info;
     private RegisteredMemory friendSrc;
     private RegisteredMemory targetRegion;
+
+    @AfterAll
+    static void figures() {
+        System.out.printf("[hostile] %d attacker connections, %d out-of-range READs and WRITEs refused, target memory identical%n",
+                ATTACKS.get(), REFUSED.get());
+    }
 
     @BeforeEach
     void setUp() {
@@ -277,6 +285,7 @@ class HostilePeerIT {
                 c.flush();
                 ControlFrame f = c.next(Duration.ofSeconds(10));
                 assertThat(f).as("READ [0x%x, +%d)", r[0], r[1]).isEqualTo(new ControlFrame.ReadNack(xfer, NOT_ALLOWED));
+                REFUSED.incrementAndGet();
             }
             // one good range and one bad one: refused as a whole
             c.writer.read(++xfer, new long[] {region, regionEnd}, new long[] {64, 64}, 2);
@@ -306,6 +315,7 @@ class HostilePeerIT {
                 }
                 ControlFrame f = c.next(Duration.ofSeconds(10));
                 assertThat(f).as("WRITE [0x%x, +%d)", r[0], r[1]).isEqualTo(new ControlFrame.WriteAck(xfer, NOT_ALLOWED));
+                REFUSED.incrementAndGet();
             }
             // a good range and a bad one: refused as a whole, the good one untouched too
             c.writer.write(++xfer, chunk, "evil".getBytes(), new long[] {region, block}, new long[] {4096, 4096}, 2);

@@ -77,19 +77,25 @@ class PeerKillIT {
             assertThat(inFlight).as("transfers in flight at the kill").isNotEmpty();
 
             long lastEnd = 0;
+            int failed = 0;
             for (Transfer t : inFlight) {
                 Duration left = FAIL_WITHIN.minusNanos(System.nanoTime() - killedAt);
-                assertThat(Node.await(t, left.isNegative() ? Duration.ZERO : left))
-                        .as("%s within %s of the kill", t, FAIL_WITHIN).isEqualTo(TransferStatus.FAILED);
-                assertThat(t.error()).get().extracting(TransferException::code)
-                        .isEqualTo(TransferException.Code.REMOTE_DISCONNECT);
+                TransferStatus s = Node.await(t, left.isNegative() ? Duration.ZERO : left);
+                // one whose last ack was already on its way may still end DONE; nothing else may happen
+                assertThat(s).as("%s within %s of the kill", t, FAIL_WITHIN).isIn(TransferStatus.FAILED, TransferStatus.DONE);
+                if (s == TransferStatus.FAILED) {
+                    assertThat(t.error()).get().extracting(TransferException::code)
+                            .isEqualTo(TransferException.Code.REMOTE_DISCONNECT);
+                    failed++;
+                }
                 lastEnd = System.nanoTime();
             }
+            assertThat(failed).as("transfers the kill really cut off").isPositive();
             for (Transfer t : doomed) {
                 assertThat(t.status()).isIn(TransferStatus.DONE, TransferStatus.FAILED);
             }
-            System.out.printf("[faults] kill -9: %d of %d transfers in flight failed REMOTE_DISCONNECT, the last %d ms after the kill%n",
-                    inFlight.size(), doomed.size(), (lastEnd - killedAt) / 1_000_000);
+            System.out.printf("[faults] kill -9: %d of %d transfers in flight, %d failed REMOTE_DISCONNECT, the last %d ms after the kill%n",
+                    inFlight.size(), doomed.size(), failed, (lastEnd - killedAt) / 1_000_000);
 
             // everything the victim held is released; the bystander's connection is untouched
             traffic.pause();
