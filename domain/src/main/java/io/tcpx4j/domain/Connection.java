@@ -851,10 +851,15 @@ final class Connection {
 
     /** Requests held on the transport right now (for leak checks). */
     int outstandingRequests() {
+        // Engine.stats() calls this from any thread: read the array once, and skip slots that
+        // establish() has not filled yet (it publishes the array before creating the channels).
+        Channel[] chs = channels;
         int n = 0;
-        if (channels != null) {
-            for (Channel ch : channels) {
-                n += ch.outstanding();
+        if (chs != null) {
+            for (Channel ch : chs) {
+                if (ch != null) {
+                    n += ch.outstanding();
+                }
             }
         }
         return n;

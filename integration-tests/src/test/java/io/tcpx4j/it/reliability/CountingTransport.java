@@ -1,0 +1,159 @@
+package io.tcpx4j.it.reliability;
+
+import io.tcpx4j.domain.port.out.Capability;
+import io.tcpx4j.domain.port.out.Comm;
+import io.tcpx4j.domain.port.out.DeviceProperties;
+import io.tcpx4j.domain.port.out.Listener;
+import io.tcpx4j.domain.port.out.MemoryRegistration;
+import io.tcpx4j.domain.port.out.NetRequest;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.RecvComm;
+import io.tcpx4j.domain.port.out.SendComm;
+
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A {@link NetTransport} that forwards to a real one and counts what the engine holds on it: comms,
+ * listeners and memory registrations alive. Leak checks read these after a failure or a close.
+ *
+ * <p>Thread-safe (counters are atomics; the SPI's own threading rules apply to the delegate).
+ */
+final class CountingTransport implements NetTransport {
+
+    private final NetTransport delegate;
+    private final AtomicInteger comms = new AtomicInteger();
+    private final AtomicLong commsOpened = new AtomicLong();
+    private final AtomicInteger listeners = new AtomicInteger();
+    private final AtomicInteger registrations = new AtomicInteger();
+
+    CountingTransport(NetTransport delegate) {
+        this.delegate = delegate;
+    }
+
+    int comms() {
+        return comms.get();
+    }
+
+    /** Comms ever opened: unchanged means no reconnect happened. */
+    long commsOpened() {
+        return commsOpened.get();
+    }
+
+    int listeners() {
+        return listeners.get();
+    }
+
+    int registrations() {
+        return registrations.get();
+    }
+
+    @Override
+    public String name() {
+        return delegate.name();
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return delegate.capabilities();
+    }
+
+    @Override
+    public int deviceCount() {
+        return delegate.deviceCount();
+    }
+
+    @Override
+    public DeviceProperties properties(int device) {
+        return delegate.properties(device);
+    }
+
+    @Override
+    public Listener listen(int device) {
+        Listener l = delegate.listen(device);
+        listeners.incrementAndGet();
+        return l;
+    }
+
+    @Override
+    public SendComm connect(int device, byte[] handle) {
+        SendComm c = delegate.connect(device, handle);
+        if (c != null) {
+            comms.incrementAndGet();
+            commsOpened.incrementAndGet();
+        }
+        return c;
+    }
+
+    @Override
+    public RecvComm accept(Listener listener) {
+        RecvComm c = delegate.accept(listener);
+        if (c != null) {
+            comms.incrementAndGet();
+            commsOpened.incrementAndGet();
+        }
+        return c;
+    }
+
+    @Override
+    public MemoryRegistration register(Comm comm, long address, long size, io.tcpx4j.domain.port.out.PtrType type) {
+        MemoryRegistration r = delegate.register(comm, address, size, type);
+        registrations.incrementAndGet();
+        return r;
+    }
+
+    @Override
+    public void deregister(Comm comm, MemoryRegistration registration) {
+        registrations.decrementAndGet();
+        delegate.deregister(comm, registration);
+    }
+
+    @Override
+    public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
+        return delegate.isend(comm, address, size, tag, registration);
+    }
+
+    @Override
+    public NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration registration) {
+        return delegate.irecv(comm, address, size, tag, registration);
+    }
+
+    @Override
+    public boolean test(NetRequest request) {
+        return delegate.test(request);
+    }
+
+    @Override
+    public void consumed(RecvComm comm, NetRequest request) {
+        delegate.consumed(comm, request);
+    }
+
+    @Override
+    public void closeSend(SendComm comm) {
+        comms.decrementAndGet();
+        delegate.closeSend(comm);
+    }
+
+    @Override
+    public void closeRecv(RecvComm comm) {
+        comms.decrementAndGet();
+        delegate.closeRecv(comm);
+    }
+
+    @Override
+    public void closeListen(Listener listener) {
+        listeners.decrementAndGet();
+        delegate.closeListen(listener);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
+    @Override
+    public String toString() {
+        return "comms " + comms + ", listeners " + listeners + ", registrations " + registrations;
+    }
+}

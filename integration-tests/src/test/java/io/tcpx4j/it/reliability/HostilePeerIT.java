@@ -1,0 +1,396 @@
+package io.tcpx4j.it.reliability;
+
+import io.tcpx4j.api.RegisteredMemory;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.protocol.ConnInfo;
+import io.tcpx4j.domain.protocol.ControlFrame;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A hostile peer on the control port ({@link HostileClient}): wrong or missing secrets, frames before
+ * HELLO, oversized, truncated and garbage frames, and, once admitted with the right secret, READs and
+ * WRITEs (with their data pushed) at addresses outside the registered regions. The target's memory
+ * (its region and unregistered guard bands on both sides) must stay byte-identical, and the target
+ * must keep serving an honest peer after each attack.
+ */
+@Timeout(60)
+class HostilePeerIT {
+
+    private static final int GUARD = 64 * 1024;
+    private static final int REGION = 256 * 1024;
+    private static final int MALLORY_OK = 0;
+    private static final int NOT_ALLOWED = Code.NOT_ALLOWED.nixlStatus();
+    static final AtomicInteger ATTACKS = new AtomicInteger();
+    static final AtomicInteger REFUSED = new AtomicInteger();
+
+    private Node target;
+    private Node friend;
+    private long block;
+    private long region;
+    private long regionEnd;
+    private byte[] expected;
+    private ConnInfo info;
+    private RegisteredMemory friendSrc;
+    private RegisteredMemory targetRegion;
+
+    @AfterAll
+    static void figures() {
+        System.out.printf("[hostile] %d attacker connections, %d out-of-range READs and WRITEs refused, target memory identical%n",
+                ATTACKS.get(), REFUSED.get());
+    }
+
+    @BeforeEach
+    void setUp() {
+        EngineConfig cfg = EngineConfig.defaults("target")
+                .withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofMillis(250));
+        target = new Node(cfg);
+        friend = new Node(Node.config("friend"));
+        block = target.alloc(GUARD + REGION + GUARD);
+        Buffers.fillRandom(block, GUARD + REGION + GUARD, 42);
+        region = block + GUARD;
+        regionEnd = region + REGION;
+        targetRegion = target.register(region, REGION);
+        expected = Buffers.read(block, GUARD + REGION + GUARD);
+        info = ConnInfo.decode(target.engine.connInfo());
+        friend.meet(target);
+        target.publish(targetRegion, friend);
+        friendSrc = friend.randomRegion(REGION, 7);
+    }
+
+    @AfterEach
+    void checkAndClose() {
+        try {
+            byte[] now = Buffers.read(block, GUARD + REGION + GUARD);
+            assertThat(firstDifference(now, expected)).as("first changed byte of the target's memory (guard, region, guard)")
+                    .isEqualTo(-1);
+            // the target still serves an honest peer, and holds nothing for the attacker
+            Transfer w = friend.engine.session("target").write(List.of(Node.dram(friendSrc.descriptor().address(), 1000)),
+                    List.of(Node.dram(region + 5000, 1000)), null);
+            assertThat(Node.await(w, Duration.ofSeconds(10))).as("honest peer after the attack: %s", w.error())
+                    .isEqualTo(TransferStatus.DONE);
+            assertThat(Buffers.firstDifference(friendSrc.descriptor().address(), region + 5000, 1000)).isEqualTo(-1);
+            assertThat(Node.eventually(Duration.ofSeconds(5), () -> target.stats().connections() == 1
+                    && target.stats().liveOperations() == 0 && target.stats().outstandingRequests() == 0))
+                    .as("target holds nothing for the attacker: %s", target).isTrue();
+            assertThat(target.engine.drainNotifications()).as("notifications from attackers").isEmpty();
+        } finally {
+            friend.close();
+            target.close();
+        }
+    }
+
+    /** Index of the first difference, or -1; a byte in {@link #either} may also hold its alternative. */
+    private int firstDifference(byte[] now, byte[] want) {
+        for (int i = 0; i < want.length; i++) {
+            if (now[i] != want[i] && !(i >= eitherFrom && i < eitherTo && now[i] == eitherValue)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private int eitherFrom;
+    private int eitherTo;
+    private byte eitherValue;
+
+    /** Bytes [from, to) of the block may hold {@code value} instead (a chunk that may or may not have landed). */
+    private void either(int from, int to, byte value) {
+        eitherFrom = from;
+        eitherTo = to;
+        eitherValue = value;
+    }
+
+    private byte[] secret() {
+        return info.secret();
+    }
+
+    private HostileClient connect() throws Exception {
+        ATTACKS.incrementAndGet();
+        return new HostileClient(info);
+    }
+
+    private static byte[] frame(int declaredLength, int type, byte[] payload) {
+        return ByteBuffer.allocate(5 + payload.length).putInt(declaredLength).put((byte) type).put(payload).array();
+    }
+
+    @Test
+    void wrongSecretIsRejectedBeforeAnythingMoves() throws Exception {
+        byte[] wrong = secret();
+        wrong[0] ^= 1;
+        try (HostileClient c = connect()) {
+            c.writer.hello("mallory", 1, wrong, 1);
+            c.writer.read(1, new long[] {region}, new long[] {REGION}, 1); // pipelined behind the HELLO
+            c.flush();
+            ControlFrame f = c.next(Duration.ofSeconds(10));
+            assertThat(f).isInstanceOf(ControlFrame.Reject.class);
+            assertThat(((ControlFrame.Reject) f).nixlStatus()).isEqualTo(NOT_ALLOWED);
+            assertThat(c.next(Duration.ofSeconds(10))).as("then the stream closes, nothing else").isNull();
+        }
+        // random secrets too
+        for (int i = 0; i < 20; i++) {
+            byte[] random = new byte[ConnInfo.SECRET_BYTES];
+            new SecureRandom().nextBytes(random);
+            try (HostileClient c = connect()) {
+                c.writer.hello("mallory", 1, random, 1);
+                c.flush();
+                assertThat(c.next(Duration.ofSeconds(10))).isInstanceOf(ControlFrame.Reject.class);
+                assertThat(c.next(Duration.ofSeconds(10))).isNull();
+            }
+        }
+    }
+
+    @Test
+    void aHonestEngineHoldingAWrongSecretGetsNotAllowed() {
+        try (Node liar = new Node(Node.config("liar"))) {
+            byte[] bad = secret();
+            bad[31] ^= (byte) 0x80;
+            liar.engine.loadPeer("target", new ConnInfo("target", info.host(), info.port(), bad).encode());
+            liar.engine.loadRemoteMetadata("target", targetRegion.publicMetadata());
+            RegisteredMemory src = liar.randomRegion(4096, 3);
+            Transfer t = liar.engine.session("target").write(List.of(src.descriptor()), List.of(Node.dram(region, 4096)), "x".getBytes());
+            assertThat(Node.await(t, Duration.ofSeconds(10))).isEqualTo(TransferStatus.FAILED);
+            assertThat(t.error()).get().extracting(e -> e.code()).isEqualTo(Code.NOT_ALLOWED);
+        }
+    }
+
+    @Test
+    void missingSecretFramesBeforeHelloGarbageAndOversizedFramesAreDropped() throws Exception {
+        // HELLO cut short where the secret should be, the frame length consistent with the cut
+        ByteBuffer hello = ByteBuffer.allocate(2 + 1 + 7 + 8).putShort((short) 1).put((byte) 7).put("mallory".getBytes()).putLong(1);
+        try (HostileClient c = connect()) {
+            c.raw(frame(1 + hello.capacity(), ControlFrame.HELLO, hello.array()));
+            assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("HELLO without a secret").isTrue();
+        }
+        // a READ of the whole region before any HELLO
+        try (HostileClient c = connect()) {
+            c.writer.read(1, new long[] {region}, new long[] {REGION}, 1);
+            c.flush();
+            assertThat(c.next(Duration.ofSeconds(10))).as("READ before HELLO: dropped, nothing answered").isNull();
+        }
+        // lengths an unauthenticated peer may not announce (the cap is 1 KiB), or may never
+        for (int len : new int[] {1025, 16 * 1024 * 1024, Integer.MAX_VALUE, -1, 0}) {
+            try (HostileClient c = connect()) {
+                c.raw(ByteBuffer.allocate(4).putInt(len).array());
+                assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("length prefix %d before HELLO", len).isTrue();
+            }
+        }
+        // random garbage
+        SecureRandom rnd = new SecureRandom();
+        for (int i = 0; i < 10; i++) {
+            byte[] junk = new byte[1 + rnd.nextInt(4096)];
+            rnd.nextBytes(junk);
+            junk[0] = 0; // a plausible length prefix, so the body is parsed
+            try (HostileClient c = connect()) {
+                c.raw(junk);
+                ControlFrame f;
+                do {
+                    f = c.next(Duration.ofSeconds(10));
+                } while (f instanceof ControlFrame.Reject); // at most a REJECT, then the close
+                assertThat(f).as("garbage %d", i).isNull();
+            }
+        }
+        // after admission: a frame longer than the protocol allows, and an unknown frame type
+        try (HostileClient c = connect()) {
+            c.admit("mallory", secret());
+            c.raw(ByteBuffer.allocate(4).putInt(ControlFrame.MAX_FRAME + 1).array());
+            assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("oversized frame after HELLO").isTrue();
+        }
+        try (HostileClient c = connect()) {
+            c.admit("mallory", secret());
+            c.raw(frame(1 + 3, 99, new byte[3]));
+            assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("unknown frame type").isTrue();
+        }
+    }
+
+    @Test
+    void truncatedFramesAndSilentSocketsAreDroppedNotKept() throws Exception {
+        byte[] hello;
+        try (HostileClient probe = connect()) {
+            probe.writer.hello("mallory", 1, secret(), 1);
+            ByteBuffer p = probe.writer.pending();
+            hello = new byte[p.remaining()];
+            p.get(hello);
+            probe.writer.compact();
+        }
+        // half a HELLO, then the attacker goes away
+        try (HostileClient c = connect()) {
+            c.raw(java.util.Arrays.copyOf(hello, hello.length / 2));
+        }
+        // half a HELLO, then silence: the connect timeout (2 s here) ends it
+        long t0 = System.nanoTime();
+        try (HostileClient c = connect()) {
+            c.raw(java.util.Arrays.copyOf(hello, hello.length / 2));
+            assertThat(c.droppedWithin(Duration.ofSeconds(8))).as("half a frame then silence").isTrue();
+        }
+        // nothing at all
+        try (HostileClient c = connect()) {
+            assertThat(c.droppedWithin(Duration.ofSeconds(8))).as("a silent socket").isTrue();
+        }
+        System.out.printf("[hostile] silent sockets dropped after %d ms (connect timeout 2000 ms)%n", (System.nanoTime() - t0) / 2_000_000);
+        // admitted, then half a READ and silence: the peer timeout (5 s) would end it; we close first
+        try (HostileClient c = connect()) {
+            ControlFrame.Handles h = c.admit("mallory", secret());
+            c.openDataChannel(h);
+            byte[] read = readFrame(1, new long[] {region}, new long[] {16});
+            c.raw(java.util.Arrays.copyOf(read, read.length - 3));
+        }
+    }
+
+    private static byte[] readFrame(long xfer, long[] a, long[] l) {
+        io.tcpx4j.domain.protocol.FrameWriter w = new io.tcpx4j.domain.protocol.FrameWriter();
+        w.read(xfer, a, l, a.length);
+        ByteBuffer p = w.pending();
+        byte[] b = new byte[p.remaining()];
+        p.get(b);
+        return b;
+    }
+
+    /** Ranges no peer may touch: around, across and far outside the one registered region. */
+    private long[][] badRanges() {
+        return new long[][] {
+                {region - 1, 16},                // starts one byte before
+                {regionEnd - 8, 16},             // runs past the end
+                {block, GUARD},                  // the guard band below
+                {regionEnd, 1},                  // one byte after
+                {region, REGION + 1L},           // one byte too long
+                {-16L, 32},                      // wraps around the address space
+                {region + 16, Long.MAX_VALUE},   // overflows
+                {0, 8},                          // address zero
+                {regionEnd + 4096, 0},           // empty, but outside
+        };
+    }
+
+    @Test
+    void readsOutsideRegisteredMemoryAreRefusedAndTheConnectionStaysUsable() throws Exception {
+        try (HostileClient c = connect()) {
+            c.admit("mallory", secret());
+            long xfer = 100;
+            for (long[] r : badRanges()) {
+                c.writer.read(++xfer, new long[] {r[0]}, new long[] {r[1]}, 1);
+                c.flush();
+                ControlFrame f = c.next(Duration.ofSeconds(10));
+                assertThat(f).as("READ [0x%x, +%d)", r[0], r[1]).isEqualTo(new ControlFrame.ReadNack(xfer, NOT_ALLOWED));
+                REFUSED.incrementAndGet();
+            }
+            // one good range and one bad one: refused as a whole
+            c.writer.read(++xfer, new long[] {region, regionEnd}, new long[] {64, 64}, 2);
+            c.flush();
+            assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.ReadNack(xfer, NOT_ALLOWED));
+        }
+    }
+
+    @Test
+    void writesOutsideRegisteredMemoryAreRefusedTheirDataDrainedAndNothingLands() throws Exception {
+        int chunk = 64 * 1024;
+        long payload = Buffers.allocate(chunk);
+        try (HostileClient c = connect()) {
+            Buffers.fill(payload, chunk, (byte) 0x66);
+            ControlFrame.Handles h = c.admit("mallory", secret());
+            c.openDataChannel(h);
+            long xfer = 0;
+            for (long[] r : badRanges()) {
+                long len = Math.min(r[1], chunk); // what we really push; the announcement says r[1]
+                if (r[1] > chunk) {
+                    continue; // announced lengths beyond what we push are covered below
+                }
+                c.writer.write(++xfer, chunk, "evil".getBytes(), new long[] {r[0]}, new long[] {r[1]}, 1);
+                c.flush();
+                if (len > 0) {
+                    c.sendData(payload, (int) len);
+                }
+                ControlFrame f = c.next(Duration.ofSeconds(10));
+                assertThat(f).as("WRITE [0x%x, +%d)", r[0], r[1]).isEqualTo(new ControlFrame.WriteAck(xfer, NOT_ALLOWED));
+                REFUSED.incrementAndGet();
+            }
+            // a good range and a bad one: refused as a whole, the good one untouched too
+            c.writer.write(++xfer, chunk, "evil".getBytes(), new long[] {region, block}, new long[] {4096, 4096}, 2);
+            c.flush();
+            c.sendData(payload, 4096);
+            c.sendData(payload, 4096);
+            assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer, NOT_ALLOWED));
+            // the harness is honest: a WRITE inside the region lands (and is then part of the expectation)
+            c.writer.write(++xfer, chunk, null, new long[] {region + 100}, new long[] {1000}, 1);
+            c.flush();
+            c.sendData(payload, 1000);
+            assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer, MALLORY_OK));
+            java.util.Arrays.fill(expected, GUARD + 100, GUARD + 1100, (byte) 0x66);
+        } finally {
+            Buffers.free(payload, chunk);
+        }
+    }
+
+    @Test
+    void dataBeyondWhatWasAnnouncedOrBadChunkingDropsTheAttacker() throws Exception {
+        int big = 64 * 1024;
+        long payload = Buffers.allocate(big);
+        try {
+            Buffers.fill(payload, big, (byte) 0x77);
+            // announce the last 4 KiB of the region, push 64 KiB: the receive must not overrun the guard
+            try (HostileClient c = connect()) {
+                c.openDataChannel(c.admit("mallory", secret()));
+                c.writer.write(1, big, null, new long[] {regionEnd - 4096}, new long[] {4096}, 1);
+                c.flush();
+                try {
+                    c.sendData(payload, big);
+                } catch (RuntimeException | AssertionError dropped) {
+                    // the target may reset the data channel before our send completes
+                }
+                assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("oversized message behind a WRITE").isTrue();
+            }
+            // chunk sizes no engine announces
+            for (int chunk : new int[] {0, -1, EngineConfig.MAX_CHUNK + 1}) {
+                try (HostileClient c = connect()) {
+                    c.openDataChannel(c.admit("mallory", secret()));
+                    c.writer.write(1, chunk, null, new long[] {region}, new long[] {4096}, 1);
+                    c.flush();
+                    assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("chunk size %d", chunk).isTrue();
+                }
+            }
+            // acknowledgements and data for transfers that do not exist, HANDLES twice
+            try (HostileClient c = connect()) {
+                c.openDataChannel(c.admit("mallory", secret()));
+                c.writer.writeAck(999, 0);
+                c.flush();
+                assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("WRITE_ACK for nothing").isTrue();
+            }
+            try (HostileClient c = connect()) {
+                c.openDataChannel(c.admit("mallory", secret()));
+                c.writer.readData(999, 4096);
+                c.flush();
+                assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("READ_DATA for nothing").isTrue();
+            }
+            try (HostileClient c = connect()) {
+                c.openDataChannel(c.admit("mallory", secret()));
+                c.writer.handles(new byte[][] {new byte[128]});
+                c.flush();
+                assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("HANDLES twice").isTrue();
+            }
+            // a WRITE announced, half its data, then gone
+            try (HostileClient c = connect()) {
+                c.openDataChannel(c.admit("mallory", secret()));
+                c.writer.write(1, 4096, "evil".getBytes(), new long[] {region}, new long[] {8192}, 1);
+                c.flush();
+                c.sendData(payload, 4096);
+            }
+            either(GUARD, GUARD + 4096, (byte) 0x77); // the first chunk was in range: it may have landed
+            assertThat(Node.eventually(Duration.ofSeconds(5), () -> target.stats().liveOperations() == 0)).isTrue();
+        } finally {
+            Buffers.free(payload, big);
+        }
+    }
+}
