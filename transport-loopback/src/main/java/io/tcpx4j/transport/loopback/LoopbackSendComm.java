@@ -141,7 +141,7 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
                     }
                     LoopbackRequest r = comm.request(cursor);
                     if (!send.sourceReady(r)) {
-                        comm.loop.pollSoon();
+                        comm.loop.pollSoon(r.stagingTicket);
                         return;
                     }
                     int count = comm.streams.length;
