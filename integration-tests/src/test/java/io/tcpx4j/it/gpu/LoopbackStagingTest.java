@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.fail;
  * The loopback transport's staging of CUDA sources on a GPU host, without a GPU: a
  * {@link DeviceMemory} double whose "VRAM" is host memory, whose asynchronous copies finish
  * {@link SlowCopyMemory#COPY_NANOS} after they start (raising no event, like a CUDA copy), and
- * whose allocations report the GPU ordinal given.
+ * whose allocations report a GPU ordinal other than 0.
  */
 class LoopbackStagingTest {
 
@@ -80,6 +80,25 @@ class LoopbackStagingTest {
         // select made every round >= 1 ms
         assertThat(median).as("median send round trip in us (sorted: %s)", Arrays.toString(micros))
                 .isLessThan(600);
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void stagingCopiesRunOnTheGpuThatOwnsTheSource() {
+        SlowCopyMemory gpu = new SlowCopyMemory(3);
+        Pair p = connect(gpu);
+        int size = 3 * 4096;
+        long src = alloc(size);
+        long dst = alloc(size);
+        MemoryRegistration sr = p.a.register(p.send, src, size, PtrType.CUDA);
+        MemoryRegistration rr = p.b.register(p.recv, dst, size, PtrType.HOST);
+        NetRequest r = p.b.irecv(p.recv, dst, size, 0, rr);
+        NetRequest s = p.a.isend(p.send, src, size, 0, sr);
+        await(p.a, s);
+        await(p.b, r);
+        p.b.consumed(p.recv, r);
+        // it used to name GPU 0 for every source, wrong wherever a process drives several GPUs
+        assertThat(gpu.copies).as("GPU ordinals of the staging copies' sources").containsExactly(3);
     }
 
     // ---- helpers

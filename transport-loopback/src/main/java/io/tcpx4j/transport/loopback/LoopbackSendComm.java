@@ -37,9 +37,9 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
     /**
      * Caller thread: starts the device-to-host copy of a CUDA source into the slot's pinned buffer.
      * Copies start at post time, so with a window of sends the copy of chunk k+1 runs while chunk k
-     * is on the wire.
+     * is on the wire. {@code device} is the GPU that owns the source.
      */
-    void stage(LoopbackRequest r, DeviceMemory memory) {
+    void stage(LoopbackRequest r, DeviceMemory memory, int device) {
         MemoryDescriptor buf = staging[r.slot];
         if (buf == null || buf.length() < r.size) {
             if (buf != null) {
@@ -50,7 +50,7 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
         }
         r.source = buf.address();
         r.stagingTicket = r.size == 0 ? 0
-                : memory.copyAsync(buf.slice(0, r.size), MemoryDescriptor.vram(r.address, r.size, 0));
+                : memory.copyAsync(buf.slice(0, r.size), MemoryDescriptor.vram(r.address, r.size, device));
     }
 
     /** Loop thread: whether the bytes to send are in host memory yet. */
