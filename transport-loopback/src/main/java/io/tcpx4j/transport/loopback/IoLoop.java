@@ -55,12 +55,15 @@ final class IoLoop implements Runnable {
     /*
      * A finished CUDA copy raises no socket event, so a loop waiting for one must poll. It used to
      * block in select(1 ms): the socket then sat idle for up to 1 ms behind a 512 KiB copy that takes
-     * ~20 us (docs/PERFORMANCE.md, "GPU pair"). Now it polls without sleeping (selectNow, yield) for a
-     * while, which covers a copy queued behind a few others on the GPU's copy stream, then parks in
-     * short steps (~60 us each with Linux's default 50 us timer slack), still checking sockets between
-     * them. Only GPU hosts ever wait here: host sources need no staging.
+     * ~20 us (docs/PERFORMANCE.md, "GPU pair"). Now it polls every STAGING_POLL_NANOS, yielding in
+     * between (each poll is a cuEventQuery under the device memory's lock, which the agent needs to
+     * start the next copy: 16 loops polling flat out would starve it), for a while, which covers a copy
+     * queued behind a few others on the GPU's copy stream; then it parks in short steps (~60 us each
+     * with Linux's default 50 us timer slack), still checking sockets between them. Only GPU hosts
+     * ever wait here: host sources need no staging.
      */
     private static final long STAGING_YIELD_NANOS = 200_000L;
+    private static final long STAGING_POLL_NANOS = 5_000L;
     private static final long STAGING_PARK_NANOS = 10_000L;
 
     IoLoop(String name) {
@@ -184,7 +187,10 @@ final class IoLoop implements Runnable {
             waitStart = now;
         }
         if (now - waitStart < STAGING_YIELD_NANOS) {
-            Thread.yield();
+            long until = now + STAGING_POLL_NANOS;
+            do {
+                Thread.yield();
+            } while (System.nanoTime() - until < 0 && !wakePending.get());
         } else {
             LockSupport.parkNanos(this, STAGING_PARK_NANOS);
         }

@@ -53,9 +53,19 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
                 : memory.copyAsync(buf.slice(0, r.size), MemoryDescriptor.vram(r.address, r.size, device));
     }
 
-    /** Loop thread: whether the bytes to send are in host memory yet. */
+    /**
+     * Loop thread: whether the bytes to send are in host memory yet. The first socket to see the copy
+     * done clears the ticket, so the comm's other sockets do not ask the GPU again.
+     */
     private boolean sourceReady(LoopbackRequest r) {
-        return r.stagingTicket == 0 || transport.deviceMemory().isDone(r.stagingTicket);
+        if (r.stagingTicket == 0) {
+            return true;
+        }
+        if (!transport.deviceMemory().isDone(r.stagingTicket)) {
+            return false;
+        }
+        r.stagingTicket = 0;
+        return true;
     }
 
     @Override
