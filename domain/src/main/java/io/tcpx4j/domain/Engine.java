@@ -155,7 +155,7 @@ public final class Engine implements TransferEngine {
                 if (work > 0) {
                     idle = 0;
                 } else {
-                    idle = idle(idle, hasInFlight());
+                    idle = idle(idle);
                 }
             }
             shutdownOnAgent();
@@ -171,12 +171,6 @@ public final class Engine implements TransferEngine {
      * costs system calls (accept, control-stream read), so spinning is not free: with 50 spins and 50
      * yields the agents took CPU from the loopback I/O threads on 2 cores and a 64 MiB WRITE ran at
      * 0.74x a raw socket copy; with this, 0.92x (EngineVsRawBench, docs/PERFORMANCE.md).
-     *
-     * While requests are in flight on any comm, the agent never parks: nothing wakes it when a send or
-     * receive completes or an unpack kernel finishes, and each of those gates a window slot, so a park
-     * (at least ~55 us on Linux, up to the cap) stalled every comm's pipeline (GPU pair on H200 x2:
-     * agent parked 31% of samples with 16 sockets' windows waiting on it, docs/PERFORMANCE.md). It
-     * yields instead, which hands the core to any runnable I/O thread.
      */
     private static final int IDLE_SPINS = 10;
     private static final int IDLE_YIELDS = 5;
@@ -184,31 +178,17 @@ public final class Engine implements TransferEngine {
     private static final long IDLE_MAX_PARK_NANOS = 200_000L;
     private static final int IDLE_MAX = IDLE_SPINS + IDLE_YIELDS + 20;
 
-    /**
-     * Spin briefly, then yield, then (only when nothing is in flight) park with a growing, capped
-     * sleep. Commands unpark the agent.
-     */
-    private static int idle(int idle, boolean inFlight) {
+    /** Spin briefly, then yield, then park with a growing, capped sleep. Commands unpark the agent. */
+    private static int idle(int idle) {
         if (idle < IDLE_SPINS) {
             Thread.onSpinWait();
-        } else if (idle < IDLE_SPINS + IDLE_YIELDS || inFlight) {
+        } else if (idle < IDLE_SPINS + IDLE_YIELDS) {
             Thread.yield();
-            return Math.min(idle + 1, IDLE_SPINS + IDLE_YIELDS);
         } else {
             LockSupport.parkNanos(Math.min(IDLE_MIN_PARK_NANOS << (idle - IDLE_SPINS - IDLE_YIELDS),
                     IDLE_MAX_PARK_NANOS));
         }
         return Math.min(idle + 1, IDLE_MAX);
-    }
-
-    /** Whether any connection holds requests on the transport (sends, receives, unpacks pending). */
-    private boolean hasInFlight() {
-        for (int i = 0; i < connections.size(); i++) {
-            if (connections.get(i).outstandingRequests() > 0) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override
