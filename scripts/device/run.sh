@@ -21,7 +21,7 @@
 #
 # Knobs (environment): AB_ROUNDS, AB_CONFIGS, NCCL_SOCKS (nsocks:nthreads pairs for the nccl stage,
 # default "0:0 4:4"), TEST_PTX (variant names whose suite runs; default all), PAIR_ARGS (extra
-# GpuPairBench options, e.g. "--profile true"), PAIR_CONFIGS ("2x2 4x4"), PAIR_SIZES, PAIR_REPS, UNPACK_ARGS (extra
+# GpuPairBench options, e.g. "--profile true"), PAIR_CONFIGS ("4x4 8x2"), PAIR_SIZES, PAIR_REPS, UNPACK_ARGS (extra
 # UnpackBench options), UNPACK_BOTH (variant names to bench with the work list both in VRAM and
 # host-mapped), NCCL_SIZES, NCCL_ITERS.
 set -u
@@ -84,7 +84,7 @@ for stage in "$@"; do
     log "smoke exit $?"
     ;;
   pair)
-    for cfg in ${PAIR_CONFIGS:-2x2 4x4}; do   # CxS[:chunk[:kind]], e.g. 4x4:2M or 4x4:512K:DRAM
+    for cfg in ${PAIR_CONFIGS:-4x4 8x2}; do   # CxS[:chunk[:kind]], e.g. 4x4:2M or 4x4:512K:DRAM
       IFS=: read -r cs chunk kind <<< "$cfg"
       c=${cs%x*}; s=${cs#*x}; io=$(( c * s > 16 ? 16 : c * s ))  # one I/O thread per socket, as raw TCP has
       raw=true; [ "$cfg" = "$cs" ] || raw=false                  # the ceiling once per socket count
