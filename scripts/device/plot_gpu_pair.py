@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """GB/s against block size for tcpx4j (GpuPairBench) and its baselines (raw TCP, NCCL sockets).
 
-  plot_gpu_pair.py OUT.png pair.jsonl [nccl.jsonl ...]
+  plot_gpu_pair.py [--drop PREFIX]... [--rename OLD=NEW]... OUT.png pair.jsonl [nccl.jsonl ...]
 
 Reads JSON lines with "system", "bytes", "gbps" and, for GpuPairBench, "op"; missing files are
-skipped. Draws one line per system and op.
+skipped. Draws one line per system and op, through the median of the points of each block size
+(run.sh's ab stage measures every size once per round). --drop leaves out systems starting with
+PREFIX; --rename renames a system prefix (variant names in the legend).
 """
 import json
 import os
+import statistics
 import sys
 
 import matplotlib
@@ -17,7 +20,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def main():
-    out, inputs = sys.argv[1], sys.argv[2:]
+    args, drop, rename = sys.argv[1:], [], []
+    while args and args[0] in ("--drop", "--rename"):
+        (drop if args[0] == "--drop" else rename).append(args[1])
+        args = args[2:]
+    out, inputs = args[0], args[1:]
     series = {}
     for path in inputs:
         if not os.path.exists(path):
@@ -27,12 +34,19 @@ def main():
             if not line.startswith("{"):
                 continue
             r = json.loads(line)
+            if any(r["system"].startswith(p) for p in drop):
+                continue
+            for pair in rename:
+                old, new = pair.split("=", 1)
+                if r["system"].startswith(old):
+                    r["system"] = new + r["system"][len(old):]
             op = r.get("op", "SENDRECV")
             key = r["system"] if op in ("STREAM", "SENDRECV") else "%s %s" % (r["system"], op)
-            series.setdefault(key, []).append((r["bytes"], r["gbps"]))
+            series.setdefault(key, {}).setdefault(r["bytes"], []).append(r["gbps"])
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    ax.set_prop_cycle(color=plt.cm.tab20.colors)  # more series than tab10's colours
     for key in sorted(series):
-        pts = sorted(series[key])
+        pts = sorted((b, statistics.median(v)) for b, v in series[key].items())
         style = "--" if key.startswith("raw") else (":" if key.startswith("nccl") else "-")
         ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", markersize=3, label=key)
     ax.set_xscale("log", base=2)

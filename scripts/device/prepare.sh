@@ -12,13 +12,38 @@
 # Run it on the build machine (x86-64 Linux with JDK 17), then hand DEST to the device machine
 # (docs/PERFORMANCE.md, "How the GPU figures are made"). PTX_VARIANTS overrides the variant list:
 # space-separated name:flags entries, flags for cuda-unpack/src/main/cuda/gen-ptx.sh joined by ','.
+#
+# A/B builds: VARIANT=name builds the checkout at TREE (default: this one) and puts only its tcpx4j
+# jars into DEST/variants/name/ (a few hundred KB; the dependencies, runtime and scripts come from a
+# plain prepare.sh into the same DEST). run.sh's `ab` stage runs every variant there, interleaved.
+#
+#   scripts/device/prepare.sh DEST                                   # this checkout: lib/, jre/, ...
+#   VARIANT=gpu2 scripts/device/prepare.sh DEST                      # this checkout as variant gpu2
+#   TREE=/tmp/main-tree VARIANT=main scripts/device/prepare.sh DEST  # another checkout as variant main
 set -eu
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "${TREE:-$(dirname "$0")/../..}" && pwd)
 dest=${1:-$root/.device/run}
 junit_version=1.11.4
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
 cd "$root"
+
+if [ -n "${VARIANT:-}" ]; then
+    ./mvnw -B -q -DskipTests package -pl cuda-unpack,integration-tests -am
+    v=$dest/variants/$VARIANT
+    rm -rf "$v"
+    mkdir -p "$v"
+    for m in api domain inject transport-loopback cuda-unpack; do
+        cp $m/target/tcpx4j-$m-*.jar "$v/"
+    done
+    rm -f "$v"/*-sources.jar "$v"/*-javadoc.jar
+    jar cf "$v/tcpx4j-cuda-unpack-tests.jar" -C cuda-unpack/target/test-classes .
+    jar cf "$v/tcpx4j-it-tests.jar" -C integration-tests/target/test-classes .
+    { git rev-parse HEAD && git status --porcelain --untracked-files=no | sed 's/^/dirty: /'; } > "$v/COMMIT" 2>&1 \
+        || echo "${VARIANT_COMMIT:-not a git checkout}" > "$v/COMMIT"
+    du -sh "$v"
+    exit 0
+fi
 
 # 1. jars: one reactor build, so copy-dependencies sees this checkout's modules, not ~/.m2's
 ./mvnw -B -q -DskipTests package dependency:copy-dependencies -DincludeScope=test \

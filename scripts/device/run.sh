@@ -11,11 +11,17 @@
 #     smoke     GpuPairBench on ONE GPU (both processes on GPU 0), few sizes -> pair.jsonl, pair.log
 #     pair      GpuPairBench GPU 0 -> GPU 1 for each of $PAIR_CONFIGS (CxS = channels x sockets per
 #               comm), with the raw TCP ceiling at the same socket count -> pair.jsonl, pair.log
+#     ab        A/B of the jar sets in variants/ (prepare.sh VARIANT=...): AB_ROUNDS rounds (default 2),
+#               each runs every AB_CONFIGS entry (CxS[:chunk], default "4x4 8x2") with every variant
+#               in turn (reversed order in even rounds), GPU 0 -> GPU 1, labelled VARIANT-CxS; the
+#               first run of a round adds the raw TCP ceiling, so every round has its own
+#                                                                           -> pair.jsonl, pair.log
 #     nccl      nccl_socket_bench.py with NCCL defaults and with 4 x 4 sockets -> nccl.jsonl (log: pair.log)
 #     plot      gpu-pair.png from pair.jsonl and nccl.jsonl
 #
-# Knobs (environment): TEST_PTX (variant names whose suite runs; default all), PAIR_ARGS (extra
-# GpuPairBench options, e.g. "--profile true"), PAIR_CONFIGS ("2x2 4x4"), PAIR_SIZES, PAIR_REPS, UNPACK_ARGS (extra
+# Knobs (environment): AB_ROUNDS, AB_CONFIGS, NCCL_SOCKS (nsocks:nthreads pairs for the nccl stage,
+# default "0:0 4:4"), TEST_PTX (variant names whose suite runs; default all), PAIR_ARGS (extra
+# GpuPairBench options, e.g. "--profile true"), PAIR_CONFIGS ("4x4 8x2"), PAIR_SIZES, PAIR_REPS, UNPACK_ARGS (extra
 # UnpackBench options), UNPACK_BOTH (variant names to bench with the work list both in VRAM and
 # host-mapped), NCCL_SIZES, NCCL_ITERS.
 set -u
@@ -24,6 +30,8 @@ cd "$(dirname "$0")"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 J=$PWD/jre/bin/java
 CP=$(ls lib/*.jar | tr '\n' ':')
+DEPS=$(ls lib/*.jar | grep -v '^lib/tcpx4j-' | tr '\n' ':')     # lib/ without its tcpx4j jars
+variant_cp() { echo "$(ls variants/"$1"/*.jar | tr '\n' ':')$DEPS"; }
 LAUNCHER=$(ls junit-platform-console-standalone-*.jar)
 SIZES=${PAIR_SIZES:-4K,16K,64K,256K,1M,4M,16M,64M}
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/run.log"; }
@@ -76,7 +84,7 @@ for stage in "$@"; do
     log "smoke exit $?"
     ;;
   pair)
-    for cfg in ${PAIR_CONFIGS:-2x2 4x4}; do   # CxS[:chunk[:kind]], e.g. 4x4:2M or 4x4:512K:DRAM
+    for cfg in ${PAIR_CONFIGS:-4x4 8x2}; do   # CxS[:chunk[:kind]], e.g. 4x4:2M or 4x4:512K:DRAM
       IFS=: read -r cs chunk kind <<< "$cfg"
       c=${cs%x*}; s=${cs#*x}; io=$(( c * s > 16 ? 16 : c * s ))  # one I/O thread per socket, as raw TCP has
       raw=true; [ "$cfg" = "$cs" ] || raw=false                  # the ceiling once per socket count
@@ -88,9 +96,27 @@ for stage in "$@"; do
       log "pair $cfg exit $?"
     done
     ;;
+  ab)
+    for round in $(seq 1 "${AB_ROUNDS:-2}"); do
+      raw=true
+      for cfg in ${AB_CONFIGS:-4x4 8x2}; do
+        IFS=: read -r cs chunk <<< "$cfg"
+        c=${cs%x*}; s=${cs#*x}; io=$(( c * s > 16 ? 16 : c * s ))
+        vs=$(ls variants); [ $((round % 2)) = 1 ] || vs=$(ls variants | tac)   # ABBA against drift
+        for v in $vs; do
+          log "A/B round $round: $v, $c channels x $s sockets, $io I/O threads, chunk ${chunk:-512K}, raw $raw"
+          timeout 120 $J -cp "$(variant_cp "$v")" io.tcpx4j.it.gpu.GpuPairBench --gpu 0 --peer-gpu 1 --channels $c \
+            --sockets $s --io-threads $io --chunk ${chunk:-512K} --raw $raw --sizes "$SIZES" --reps ${PAIR_REPS:-3} \
+            --label "$v-$cs${chunk:+-$chunk}" ${PAIR_ARGS:-} --out "$OUT/pair.jsonl" >> "$OUT/pair.log" 2>&1
+          log "A/B $v $cfg exit $?"
+          raw=false
+        done
+      done
+    done
+    ;;
   nccl)
-    for socks in "0 0" "4 4"; do
-      read -r ns nt <<< "$socks"
+    for socks in ${NCCL_SOCKS:-0:0 4:4}; do
+      IFS=: read -r ns nt <<< "$socks"
       log "nccl_socket_bench.py nsocks=$ns nthreads=$nt (0 = NCCL default)"
       PYTHONUNBUFFERED=1 timeout 200 python3 nccl_socket_bench.py --sizes "${NCCL_SIZES:-$SIZES}" \
         --iters ${NCCL_ITERS:-50} --nsocks $ns --nthreads $nt 2>> "$OUT/pair.log" | tee -a "$OUT/nccl.jsonl"

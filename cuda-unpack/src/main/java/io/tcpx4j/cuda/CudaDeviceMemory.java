@@ -14,6 +14,7 @@ import jcuda.driver.CUstream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 import static jcuda.driver.JCudaDriver.CU_MEMHOSTALLOC_DEVICEMAP;
 import static jcuda.driver.JCudaDriver.CU_MEMHOSTALLOC_PORTABLE;
@@ -56,6 +57,14 @@ public final class CudaDeviceMemory implements DeviceMemory {
     private final EventRing[] tickets;
     private final Object ticketLock = new Object();
     private static final int DEVICE_BITS = 6;
+    /**
+     * Per GPU, the highest ticket seen done on its copy stream. One stream runs a GPU's copies in
+     * order, so every earlier ticket of that GPU is done too: {@link #isDone} answers those without
+     * the lock, which the loopback transport's I/O threads (polling staging copies) and the agent
+     * (starting them) otherwise contend for.
+     */
+    private final AtomicLongArray doneThrough;
+    private volatile boolean closed;
 
     /**
      * Initialises CUDA (no context is created until a GPU is first used).
@@ -69,6 +78,7 @@ public final class CudaDeviceMemory implements DeviceMemory {
                     + (1 << DEVICE_BITS) + " are supported");
         }
         tickets = new EventRing[contexts.deviceCount()];
+        doneThrough = new AtomicLongArray(contexts.deviceCount());
         for (int d = 0; d < tickets.length; d++) {
             tickets[d] = new EventRing();
         }
@@ -246,6 +256,11 @@ public final class CudaDeviceMemory implements DeviceMemory {
 
     @Override
     public boolean isDone(long ticket) {
+        int device = (int) (ticket & ((1 << DEVICE_BITS) - 1));
+        long seq = ticket >>> DEVICE_BITS;
+        if (!closed && ticket > 0 && device < tickets.length && seq <= doneThrough.get(device)) {
+            return true;
+        }
         synchronized (ticketLock) {
             if (contexts.isClosed()) {
                 throw new TransferException(TransferException.Code.BACKEND, "CUDA device memory is closed");
@@ -253,11 +268,18 @@ public final class CudaDeviceMemory implements DeviceMemory {
             if (ticket == 0) {
                 return true;
             }
-            int device = (int) (ticket & ((1 << DEVICE_BITS) - 1));
             if (ticket < 0 || device >= tickets.length) {
                 throw new TransferException(TransferException.Code.INVALID_PARAM, "unknown ticket " + ticket);
             }
-            return tickets[device].isDone(ticket >>> DEVICE_BITS);
+            EventRing ring = tickets[device];
+            // Only an event seen firing proves its predecessors done; a host-side ticket
+            // (EventRing.completed) or one retired earlier says nothing about the stream.
+            boolean recorded = ring.isPending(seq);
+            boolean done = ring.isDone(seq);
+            if (done && recorded && seq > doneThrough.get(device)) {
+                doneThrough.set(device, seq);
+            }
+            return done;
         }
     }
 
@@ -267,6 +289,7 @@ public final class CudaDeviceMemory implements DeviceMemory {
         if (contexts.isClosed()) {
             return;
         }
+        closed = true;
         List<TransferException> failures = new ArrayList<>();
         for (Long address : List.copyOf(allocations.keySet())) {
             Allocation a = allocations.remove(address);

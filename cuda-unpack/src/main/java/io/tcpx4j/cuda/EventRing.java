@@ -74,6 +74,11 @@ final class EventRing implements AutoCloseable {
         return poll(slot);
     }
 
+    /** Whether {@code ticket} was recorded and not yet seen done (its event still sits in the ring). */
+    boolean isPending(long ticket) {
+        return ticket > 0 && tickets[(int) (ticket & (tickets.length - 1))] == ticket;
+    }
+
     /** Whether any event was ever created (closing needs the context current only then). */
     boolean holdsEvents() {
         return !pool.isEmpty() || pending() > 0;

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
@@ -46,6 +47,24 @@ final class IoLoop implements Runnable {
     private final Consumer<SelectionKey> onKey = this::onKey;
     private volatile boolean running = true;
     private boolean pollSoon;
+    /** The staging copy the last pump pass found unfinished, and when the loop began waiting for it. */
+    private long pollTicket;
+    private long waitTicket;
+    private long waitStart;
+
+    /*
+     * A finished CUDA copy raises no socket event, so a loop waiting for one must poll. It used to
+     * block in select(1 ms): the socket then sat idle for up to 1 ms behind a 512 KiB copy that takes
+     * ~20 us (docs/PERFORMANCE.md, "GPU pair"). Now it polls every STAGING_POLL_NANOS, yielding in
+     * between (each poll is a cuEventQuery under the device memory's lock, which the agent needs to
+     * start the next copy: 16 loops polling flat out would starve it), for a while, which covers a copy
+     * queued behind a few others on the GPU's copy stream; then it parks in short steps (~60 us each
+     * with Linux's default 50 us timer slack), still checking sockets between them. Only GPU hosts
+     * ever wait here: host sources need no staging.
+     */
+    private static final long STAGING_YIELD_NANOS = 200_000L;
+    private static final long STAGING_POLL_NANOS = 5_000L;
+    private static final long STAGING_PARK_NANOS = 10_000L;
 
     IoLoop(String name) {
         try {
@@ -84,12 +103,17 @@ final class IoLoop implements Runnable {
     void wake() {
         if (wakePending.compareAndSet(false, true)) {
             selector.wakeup();
+            LockSupport.unpark(thread); // in case it is parked waiting for a staging copy
         }
     }
 
-    /** Loop thread: come back within a millisecond even without events (waiting on a staging copy). */
-    void pollSoon() {
+    /**
+     * Loop thread: a request waits for the staging copy behind {@code ticket}, which raises no event
+     * when it finishes; the next turn polls the sockets without blocking instead of waiting in select.
+     */
+    void pollSoon(long ticket) {
         pollSoon = true;
+        pollTicket = ticket;
     }
 
     void add(Pumpable p) {
@@ -106,7 +130,12 @@ final class IoLoop implements Runnable {
             while (running) {
                 boolean soon = pollSoon;
                 pollSoon = false;
-                selector.select(onKey, soon ? 1 : 0);
+                if (soon) {
+                    awaitStaging();
+                } else {
+                    waitTicket = 0;
+                    selector.select(onKey, 0);
+                }
                 // Cleared before the pump pass: a post after this point sets it again and wakes us.
                 wakePending.set(false);
                 for (Runnable t; (t = tasks.poll()) != null; ) {
@@ -145,6 +174,27 @@ final class IoLoop implements Runnable {
                 // as above
             }
         }
+    }
+
+    /**
+     * One turn of waiting for a staging copy: yield (or, once the same copy has kept us waiting a
+     * while, park briefly), then poll the sockets.
+     */
+    private void awaitStaging() throws IOException {
+        long now = System.nanoTime();
+        if (pollTicket != waitTicket) {
+            waitTicket = pollTicket;
+            waitStart = now;
+        }
+        if (now - waitStart < STAGING_YIELD_NANOS) {
+            long until = now + STAGING_POLL_NANOS;
+            do {
+                Thread.yield();
+            } while (System.nanoTime() - until < 0 && !wakePending.get());
+        } else {
+            LockSupport.parkNanos(this, STAGING_PARK_NANOS);
+        }
+        selector.selectNow(onKey);
     }
 
     private void onKey(SelectionKey key) {

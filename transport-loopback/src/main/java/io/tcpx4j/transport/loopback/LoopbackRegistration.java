@@ -10,13 +10,16 @@ final class LoopbackRegistration implements MemoryRegistration {
     private final long address;
     private final long size;
     private final PtrType type;
+    /** GPU ordinal of CUDA memory on a GPU host (staging copies run on its stream); 0 otherwise. */
+    final int device;
     boolean valid = true;
 
-    LoopbackRegistration(LoopbackComm comm, long address, long size, PtrType type) {
+    LoopbackRegistration(LoopbackComm comm, long address, long size, PtrType type, int device) {
         this.comm = comm;
         this.address = address;
         this.size = size;
         this.type = type;
+        this.device = device;
     }
 
     @Override

@@ -27,6 +27,7 @@ final class LoopbackRequest implements NetRequest {
     int size;
     /** Where the send reads from: the caller's memory, or the pinned staging copy of CUDA memory. */
     long source;
+    /** The staging copy of a CUDA source; the loop thread clears it once the copy is seen done. */
     long stagingTicket;
     boolean bounce;
     int pageCount;

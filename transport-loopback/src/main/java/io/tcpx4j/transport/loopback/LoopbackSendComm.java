@@ -37,9 +37,9 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
     /**
      * Caller thread: starts the device-to-host copy of a CUDA source into the slot's pinned buffer.
      * Copies start at post time, so with a window of sends the copy of chunk k+1 runs while chunk k
-     * is on the wire.
+     * is on the wire. {@code device} is the GPU that owns the source.
      */
-    void stage(LoopbackRequest r, DeviceMemory memory) {
+    void stage(LoopbackRequest r, DeviceMemory memory, int device) {
         MemoryDescriptor buf = staging[r.slot];
         if (buf == null || buf.length() < r.size) {
             if (buf != null) {
@@ -50,12 +50,22 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
         }
         r.source = buf.address();
         r.stagingTicket = r.size == 0 ? 0
-                : memory.copyAsync(buf.slice(0, r.size), MemoryDescriptor.vram(r.address, r.size, 0));
+                : memory.copyAsync(buf.slice(0, r.size), MemoryDescriptor.vram(r.address, r.size, device));
     }
 
-    /** Loop thread: whether the bytes to send are in host memory yet. */
+    /**
+     * Loop thread: whether the bytes to send are in host memory yet. The first socket to see the copy
+     * done clears the ticket, so the comm's other sockets do not ask the GPU again.
+     */
     private boolean sourceReady(LoopbackRequest r) {
-        return r.stagingTicket == 0 || transport.deviceMemory().isDone(r.stagingTicket);
+        if (r.stagingTicket == 0) {
+            return true;
+        }
+        if (!transport.deviceMemory().isDone(r.stagingTicket)) {
+            return false;
+        }
+        r.stagingTicket = 0;
+        return true;
     }
 
     @Override
@@ -141,7 +151,7 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
                     }
                     LoopbackRequest r = comm.request(cursor);
                     if (!send.sourceReady(r)) {
-                        comm.loop.pollSoon();
+                        comm.loop.pollSoon(r.stagingTicket);
                         return;
                     }
                     int count = comm.streams.length;

@@ -1,6 +1,7 @@
 package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -232,7 +233,19 @@ public final class LoopbackTransport implements NetTransport {
             default:
                 throw new TransferException(Code.NOT_SUPPORTED, type + " registrations are not supported");
         }
-        return new LoopbackRegistration(c, address, size, type);
+        return new LoopbackRegistration(c, address, size, type, deviceOf(address, size, type));
+    }
+
+    /**
+     * The GPU that owns a CUDA registration, so that its staging copies run there (each process may
+     * see several GPUs); once per registration, not per send.
+     */
+    private int deviceOf(long address, long size, PtrType type) {
+        if (!gpu || type != PtrType.CUDA) {
+            return 0;
+        }
+        MemoryDescriptor range = deviceMemory.allocationRange(address, size);
+        return range.kind() == MemoryKind.VRAM ? range.device() : 0;
     }
 
     @Override
@@ -256,7 +269,7 @@ public final class LoopbackTransport implements NetTransport {
         q.source = address;
         q.stagingTicket = 0;
         if (gpu && r.type() == PtrType.CUDA) {
-            c.stage(q, deviceMemory);
+            c.stage(q, deviceMemory, r.device);
         }
         publish(c, q);
         return q;
