@@ -9,6 +9,9 @@
 # ptxas, which rejects instructions the declared version lacks, assembles the result for sm_80 and
 # sm_90 as proof. The target is compute_80 so that A100s can JIT it too. Needs nvcc and ptxas on
 # PATH (or NVCC=/path/to/nvcc).
+#
+# ARCH=90 builds for `.target sm_90` instead (compute_90, checked by ptxas for sm_90 only): for
+# variants that use Hopper's bulk copy engine (-DBULK=1), which sm_80 lacks.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/../resources/io/tcpx4j/cuda/unpack.ptx}
@@ -17,7 +20,8 @@ nvcc=${NVCC:-nvcc}
 ptxas=$(dirname "$(command -v "$nvcc")")/ptxas
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$nvcc" -ptx -arch=compute_80 -O3 "$@" -o "$tmp/raw.ptx" "$here/unpack.cu"
+arch=${ARCH:-80}
+"$nvcc" -ptx -arch=compute_$arch -O3 "$@" -o "$tmp/raw.ptx" "$here/unpack.cu"
 awk '
   /^\.version / {
     split($2, v, ".")
@@ -30,5 +34,5 @@ awk '
   { print }
 ' "$tmp/raw.ptx" > "$tmp/unpack.ptx"
 "$ptxas" -arch=sm_90 -o /dev/null "$tmp/unpack.ptx"
-"$ptxas" -arch=sm_80 -o /dev/null "$tmp/unpack.ptx"
+[ "$arch" -ge 90 ] || "$ptxas" -arch=sm_80 -o /dev/null "$tmp/unpack.ptx"
 cp "$tmp/unpack.ptx" "$out"

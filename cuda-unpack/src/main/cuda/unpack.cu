@@ -27,8 +27,8 @@ typedef unsigned int u32;
 
 // UNROLL: 16-byte loads per lane in flight; MIN_BLOCKS: resident 256-thread blocks per SM the
 // register budget must allow. The defaults of these and of DEAL, TEAMFIT and PIPE below are the
-// measured choices (docs/PERFORMANCE.md, "cuda-unpack: kernel round 2"); the others stay
-// buildable for the benchmark through gen-ptx.sh's extra flags.
+// measured choices (docs/PERFORMANCE.md, "cuda-unpack: kernel round 2"; UNIT_MAX and BULK: round
+// 3); the others stay buildable for the benchmark through gen-ptx.sh's extra flags.
 #ifndef UNROLL
 #define UNROLL 4
 #endif
@@ -42,7 +42,7 @@ typedef unsigned int u32;
 // the j-th of its next 32, each in another cache line); 1 = each warp a contiguous, balanced range
 // of n / nwarps records, fetched 32 consecutive records at a time (lane j reads record first + j:
 // three coalesced reads per 32 records, also when the list is in host memory); 2 = units of
-// `per_warp` consecutive records (the launch's 4th parameter, at most 32), unit u to warp u of a
+// `per_warp` consecutive records (the launch's 4th parameter, at most UNIT_MAX), unit u to warp u of a
 // grid the host sizes to cover them all, so the block scheduler balances the load (no resident,
 // grid-striding warps that finish unevenly). The host recognises such a kernel by the global
 // tcpx4j_records_per_warp (the largest unit it takes); kernels without it get a resident grid and
@@ -50,8 +50,16 @@ typedef unsigned int u32;
 #ifndef DEAL
 #define DEAL 2
 #endif
+// UNIT_MAX: the largest unit the kernel exports (tcpx4j_records_per_warp); the host sizes units
+// to about four per resident warp up to this cap, so a smaller cap means more, smaller units. 8
+// (round 3): 1 KiB fragments get units of 8 instead of 31 (4x the grid, finer balance, a shorter
+// record fetch per warp): +8 points with the list read in place, +2.5 uploaded; 4 KiB pages
+// (units of 7) are unchanged.
+#ifndef UNIT_MAX
+#define UNIT_MAX 8u
+#endif
 #if DEAL == 2
-extern "C" __device__ u32 tcpx4j_records_per_warp = WARP;
+extern "C" __device__ u32 tcpx4j_records_per_warp = UNIT_MAX;
 #endif
 // TEAMFIT: 0 = fixed team thresholds (2048/1024/512 B); 1 = the smallest team whose one round of
 // UNROLL 16-byte loads per lane covers the longest of its 32 records.
@@ -224,6 +232,58 @@ __device__ __forceinline__ void page_store(const uint4 (&v)[PAGE_LOADS], u64 dst
     for (int u = 0; u < PAGE_LOADS; u++) STORE(d + u * WARP, v[u]);
 }
 
+// BULK (sm_90 only; gen-ptx.sh with ARCH=90): units whose records are all 16-byte aligned on both
+// sides with lengths a multiple of 16 and at most BULK_BUF bytes go through Hopper's bulk copy
+// engine: global -> this warp's shared-memory buffer (cp.async.bulk, completing on an mbarrier),
+// then shared -> global (cp.async.bulk ... bulk_group). The records of one round fill the buffer;
+// each lane issues the copies of its own record, so a round of 1 KiB records is 4 bulk loads at
+// once. Measured in round 3 (docs/PERFORMANCE.md): no gain at 4 KiB (one 4 KiB buffer per warp
+// serialises load, then store, per page), +5-7 points at 1 KiB, worse with MIN_BLOCKS 3 or 4;
+// not shipped, kept buildable (ARCH=90 gen-ptx.sh OUT -DBULK=1). The host would load such a PTX
+// as unpack-sm90.ptx on compute capability 9.0+ (UnpackKernel.shipped).
+#ifndef BULK
+#define BULK 0
+#endif
+#if BULK
+#ifndef BULK_BUF
+#define BULK_BUF 4096u
+#endif
+#define BLOCK_WARPS 8u // the host launches 256-thread blocks
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+    return (u32)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void bar_init(u32 bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void bar_expect(u32 bar, u32 bytes) {
+    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void bar_wait(u32 bar, u32 parity) {
+    asm volatile("{\n\t.reg .pred p;\n"
+                 "WAIT_%=:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+                 "@!p bra WAIT_%=;\n\t}" ::"r"(bar), "r"(parity)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_load(u32 smem, u64 src, u32 bytes, u32 bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem),
+                 "l"(src), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_store(u64 dst, u32 smem, u32 bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(smem), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+__device__ __forceinline__ void bulk_wait_all() {
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)
 tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) {
     const u64* __restrict__ srcs = table;
@@ -232,6 +292,17 @@ tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) 
     const u32 lane = threadIdx.x & (WARP - 1u);
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
     const u64 nwarps = ((u64)gridDim.x * blockDim.x) / WARP;
+#if BULK
+    __shared__ __align__(128) unsigned char bulk_buf[BLOCK_WARPS][BULK_BUF];
+    __shared__ __align__(8) u64 bulk_bar[BLOCK_WARPS];
+    const u32 wib = threadIdx.x / WARP;
+    const u32 buf = smem_addr(&bulk_buf[wib][0]);
+    const u32 bar = smem_addr(&bulk_bar[wib]);
+    if (lane == 0) bar_init(bar);
+    __syncwarp();
+    u32 phase = 0;
+    bool bulk_used = false;
+#endif
 #if DEAL == 2
     // Units of g consecutive records: warp w takes unit w (and w + nwarps, ... if the grid is short).
     const u64 g = per_warp == 0 ? 1u : per_warp > WARP ? WARP : per_warp;
@@ -277,6 +348,45 @@ tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) 
         }
         const u64 left = ((u64)n - first + nwarps - 1) / nwarps;
         const u32 count = left < WARP ? (u32)left : WARP;
+#endif
+#if BULK
+        {
+            const bool ok = lane >= count || (((s | d) & 15u) == 0 && (l & 15u) == 0 && l <= BULK_BUF);
+            if (__all_sync(FULL_MASK, ok)) {
+                // Inclusive prefix sum of the lengths (0 past count).
+                const u32 mylen = lane < count ? l : 0u;
+                u32 incl = mylen;
+#pragma unroll
+                for (u32 o = 1; o < WARP; o <<= 1) {
+                    const u32 v = __shfl_up_sync(FULL_MASK, incl, o);
+                    if (lane >= o) incl += v;
+                }
+                const u32 excl = incl - mylen;
+                u32 a = 0, base = 0;
+#pragma unroll 1
+                while (a < count) {
+                    const bool in = lane >= a && lane < count && incl - base <= BULK_BUF;
+                    const u32 taken = __popc(__ballot_sync(FULL_MASK, in));
+                    const u32 b = a + taken;
+                    const u32 total = __shfl_sync(FULL_MASK, incl, b - 1u) - base;
+                    if (lane == 0) bar_expect(bar, total);
+                    __syncwarp();
+                    if (in) bulk_load(buf + (excl - base), s, mylen, bar);
+                    bar_wait(bar, phase);
+                    phase ^= 1u;
+                    if (in) {
+                        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                        bulk_store(d, buf + (excl - base), mylen);
+                        bulk_wait_read();
+                    }
+                    __syncwarp();
+                    base += total;
+                    a = b;
+                }
+                bulk_used = true;
+                continue;
+            }
+        }
 #endif
 #if TEAMS
         // Small fragments alone cannot keep enough bytes in flight per warp (a warp waits a
@@ -344,4 +454,7 @@ tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) 
             if (j < count) copy_fragment(src, dst, len, t);
         }
     }
+#if BULK
+    if (bulk_used) bulk_wait_all();
+#endif
 }

@@ -125,8 +125,8 @@ public final class CudaUnpacker implements Unpacker {
         this.contexts = memory.contexts();
         this.device = device;
         this.settings = Objects.requireNonNull(settings, "settings");
-        byte[] ptx = settings.ptx() == null ? UnpackKernel.shippedPtx() : read(settings.ptx());
-        this.kernel = new UnpackKernel(contexts, device, ptx);
+        this.kernel = settings.ptx() == null ? UnpackKernel.shipped(contexts, device)
+                : new UnpackKernel(contexts, device, read(settings.ptx()));
         try {
             contexts.makeCurrent(device);
             CudaCheck.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");

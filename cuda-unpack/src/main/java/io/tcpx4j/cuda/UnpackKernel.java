@@ -32,8 +32,14 @@ import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocess
  */
 final class UnpackKernel implements AutoCloseable {
 
-    /** The shipped PTX, built from src/main/cuda/unpack.cu by gen-ptx.sh. */
+    /** The shipped PTX, built from src/main/cuda/unpack.cu by gen-ptx.sh ({@code .target sm_80}). */
     static final String RESOURCE = "unpack.ptx";
+    /**
+     * An optional second PTX for compute capability 9.0 and newer ({@code .target sm_90}, Hopper's
+     * bulk copy engine), built by {@code ARCH=90 gen-ptx.sh}; where it is absent, or the driver
+     * refuses it, every GPU gets {@link #RESOURCE}.
+     */
+    static final String RESOURCE_SM90 = "unpack-sm90.ptx";
     static final String ENTRY = "tcpx4j_unpack";
     static final int BLOCK = 256;
     static final int WARPS_PER_BLOCK = BLOCK / 32;
@@ -85,16 +91,50 @@ final class UnpackKernel implements AutoCloseable {
         }
     }
 
-    /** The PTX shipped in this jar. */
+    /** The shipped PTX for every GPU ({@code .target sm_80}). */
     static byte[] shippedPtx() {
-        try (InputStream in = UnpackKernel.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException(RESOURCE + " is missing from the classpath");
-            }
-            return in.readAllBytes();
+        byte[] ptx = resource(RESOURCE);
+        if (ptx == null) {
+            throw new IllegalStateException(RESOURCE + " is missing from the classpath");
+        }
+        return ptx;
+    }
+
+    /**
+     * The shipped PTX for a GPU of compute capability {@code major}.x: the sm_90 one where it ships
+     * and {@code major >= 9}, else {@link #shippedPtx()}.
+     */
+    static byte[] shippedPtx(int major) {
+        byte[] sm90 = major >= 9 ? resource(RESOURCE_SM90) : null;
+        return sm90 != null ? sm90 : shippedPtx();
+    }
+
+    /** A PTX resource beside this class, or null. */
+    static byte[] resource(String name) {
+        try (InputStream in = UnpackKernel.class.getResourceAsStream(name)) {
+            return in == null ? null : in.readAllBytes();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Loads the shipped kernel into {@code device}'s context: the sm_90 PTX on compute capability
+     * 9.0 and newer where it ships, else (or if the driver cannot load it) the sm_80 one.
+     */
+    static UnpackKernel shipped(Contexts contexts, int device) {
+        int major = contexts.attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        byte[] sm90 = major >= 9 ? resource(RESOURCE_SM90) : null;
+        if (sm90 != null) {
+            try {
+                return new UnpackKernel(contexts, device, sm90);
+            } catch (TransferException e) {
+                if (e.code() != TransferException.Code.NOT_SUPPORTED) {
+                    throw e;
+                }
+            }
+        }
+        return new UnpackKernel(contexts, device, shippedPtx());
     }
 
     /** The PTX's {@code .version} line, for messages. */
