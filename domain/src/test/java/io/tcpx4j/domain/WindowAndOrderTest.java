@@ -6,17 +6,14 @@ import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.memory.CpuUnpacker;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
-import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.Comm;
-import io.tcpx4j.domain.port.out.DeviceProperties;
-import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
+import io.tcpx4j.domain.testing.ForwardingNetTransport;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 import org.junit.jupiter.api.Test;
 
@@ -25,7 +22,6 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -36,8 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WindowAndOrderTest {
 
     /** Records outstanding requests per comm and the order of posts, tests and consumes. */
-    static final class WatchingTransport implements NetTransport {
-        final NetTransport d;
+    static final class WatchingTransport extends ForwardingNetTransport {
         final Map<Comm, ArrayDeque<NetRequest>> untested = new IdentityHashMap<>();
         final Map<Comm, ArrayDeque<NetRequest>> unconsumed = new IdentityHashMap<>();
         final Map<NetRequest, Comm> owner = new IdentityHashMap<>();
@@ -47,7 +42,7 @@ class WindowAndOrderTest {
         final List<String> violations = new ArrayList<>();
 
         WatchingTransport(NetTransport d) {
-            this.d = d;
+            super(d);
         }
 
         private synchronized void posted(Comm c, NetRequest r, boolean send) {
@@ -63,19 +58,9 @@ class WindowAndOrderTest {
             }
         }
 
-        @Override public String name() { return d.name(); }
-        @Override public Set<Capability> capabilities() { return d.capabilities(); }
-        @Override public int deviceCount() { return d.deviceCount(); }
-        @Override public DeviceProperties properties(int device) { return d.properties(device); }
-        @Override public Listener listen(int device) { return d.listen(device); }
-        @Override public SendComm connect(int device, byte[] handle) { return d.connect(device, handle); }
-        @Override public RecvComm accept(Listener listener) { return d.accept(listener); }
-        @Override public MemoryRegistration register(Comm comm, long address, long size, PtrType type) { return d.register(comm, address, size, type); }
-        @Override public void deregister(Comm comm, MemoryRegistration registration) { d.deregister(comm, registration); }
-
         @Override
         public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration mr) {
-            NetRequest r = d.isend(comm, address, size, tag, mr);
+            NetRequest r = delegate.isend(comm, address, size, tag, mr);
             if (r != null) {
                 posted(comm, r, true);
             }
@@ -84,7 +69,7 @@ class WindowAndOrderTest {
 
         @Override
         public NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration mr) {
-            NetRequest r = d.irecv(comm, address, size, tag, mr);
+            NetRequest r = delegate.irecv(comm, address, size, tag, mr);
             if (r != null) {
                 posted(comm, r, false);
             }
@@ -97,7 +82,7 @@ class WindowAndOrderTest {
             if (untested.get(c).peek() != request) {
                 violations.add("test of a request that is not the oldest untested one");
             }
-            boolean done = d.test(request);
+            boolean done = delegate.test(request);
             if (done) {
                 untested.get(c).poll();
                 if (c instanceof SendComm) {
@@ -114,13 +99,9 @@ class WindowAndOrderTest {
             }
             unconsumed.get(comm).poll();
             outstanding.merge(comm, -1, Integer::sum);
-            d.consumed(comm, request);
+            delegate.consumed(comm, request);
         }
 
-        @Override public void closeSend(SendComm comm) { d.closeSend(comm); }
-        @Override public void closeRecv(RecvComm comm) { d.closeRecv(comm); }
-        @Override public void closeListen(Listener listener) { d.closeListen(listener); }
-        @Override public void close() { d.close(); }
     }
 
     @Test

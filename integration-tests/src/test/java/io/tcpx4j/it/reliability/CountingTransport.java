@@ -1,16 +1,13 @@
 package io.tcpx4j.it.reliability;
 
-import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Comm;
-import io.tcpx4j.domain.port.out.DeviceProperties;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
-import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
+import io.tcpx4j.domain.testing.ForwardingNetTransport;
 
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -20,16 +17,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Thread-safe (counters are atomics; the SPI's own threading rules apply to the delegate).
  */
-final class CountingTransport implements NetTransport {
+final class CountingTransport extends ForwardingNetTransport {
 
-    private final NetTransport delegate;
     private final AtomicInteger comms = new AtomicInteger();
     private final AtomicLong commsOpened = new AtomicLong();
     private final AtomicInteger listeners = new AtomicInteger();
     private final AtomicInteger registrations = new AtomicInteger();
 
     CountingTransport(NetTransport delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     int comms() {
@@ -47,26 +43,6 @@ final class CountingTransport implements NetTransport {
 
     int registrations() {
         return registrations.get();
-    }
-
-    @Override
-    public String name() {
-        return delegate.name();
-    }
-
-    @Override
-    public Set<Capability> capabilities() {
-        return delegate.capabilities();
-    }
-
-    @Override
-    public int deviceCount() {
-        return delegate.deviceCount();
-    }
-
-    @Override
-    public DeviceProperties properties(int device) {
-        return delegate.properties(device);
     }
 
     @Override
@@ -110,26 +86,6 @@ final class CountingTransport implements NetTransport {
     }
 
     @Override
-    public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
-        return delegate.isend(comm, address, size, tag, registration);
-    }
-
-    @Override
-    public NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration registration) {
-        return delegate.irecv(comm, address, size, tag, registration);
-    }
-
-    @Override
-    public boolean test(NetRequest request) {
-        return delegate.test(request);
-    }
-
-    @Override
-    public void consumed(RecvComm comm, NetRequest request) {
-        delegate.consumed(comm, request);
-    }
-
-    @Override
     public void closeSend(SendComm comm) {
         comms.decrementAndGet();
         delegate.closeSend(comm);
@@ -145,11 +101,6 @@ final class CountingTransport implements NetTransport {
     public void closeListen(Listener listener) {
         listeners.decrementAndGet();
         delegate.closeListen(listener);
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.testing.ForwardingNetTransport;
 import io.tcpx4j.tck.NetTransportConformanceTest;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.discovery.DiscoverySelectors;
@@ -74,7 +75,7 @@ class TckHasTeethTest {
     static class HonestTck extends NetTransportConformanceTest {
         @Override
         protected NetTransport newTransport() {
-            return new ForwardingTransportDouble(loopback());
+            return new ForwardingNetTransport(loopback());
         }
     }
 

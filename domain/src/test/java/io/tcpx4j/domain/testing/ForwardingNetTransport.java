@@ -1,4 +1,4 @@
-package io.tcpx4j.transport.loopback;
+package io.tcpx4j.domain.testing;
 
 import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Comm;
@@ -13,12 +13,15 @@ import io.tcpx4j.domain.port.out.SendComm;
 
 import java.util.Set;
 
-/** Test double: forwards everything to a real transport. The broken doubles override one behaviour each. */
-class ForwardingTransportDouble implements NetTransport {
+/**
+ * Test double: forwards every call to another transport. Wrappers that count, watch or break one
+ * behaviour extend it and override only that.
+ */
+public class ForwardingNetTransport implements NetTransport {
 
-    final NetTransport delegate;
+    protected final NetTransport delegate;
 
-    ForwardingTransportDouble(NetTransport delegate) {
+    public ForwardingNetTransport(NetTransport delegate) {
         this.delegate = delegate;
     }
 
