@@ -9,12 +9,12 @@
 //   u64 dst[capacity]  destination address (destination + dstOff)
 //   u32 len[capacity]  byte count, at most 64 KiB (longer fragments are split on the host, which
 //                      also lets the copy loops count in 32-bit ints)
-// By default (DEAL == 2) each warp takes a unit of `per_warp` consecutive records (lane j fetches
-// record j of the unit: coalesced, also from host memory) and the host sizes the grid to cover
-// all units, about four per resident warp, so the block scheduler evens out the load. A warp copies
-// whole 4 KiB pages with 8 unpredicated 16-byte loads per lane, issuing the next page's loads
-// before the current page's stores; other records one at a time, or several at once in teams of
-// 4 to 16 lanes when they are short.
+// Each warp takes a unit of `per_warp` consecutive records (lane j fetches record j of the unit:
+// coalesced, also from host memory); the host sizes units to about 8 KiB of payload and the grid
+// to cover all units, so the block scheduler evens out the load. A warp copies whole 4 KiB pages
+// with 8 unpredicated 16-byte loads per lane, issuing the next page's loads before the current
+// page's stores; other records one at a time, or several at once in teams of 4 to 16 lanes when
+// they are short.
 //
 // Regenerate the PTX resource with gen-ptx.sh (it lowers the header to PTX ISA 8.2 so that R535
 // drivers can JIT it; a test checks that the body still assembles under that header).
@@ -25,42 +25,33 @@
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-// UNROLL: 16-byte loads per lane in flight; MIN_BLOCKS: resident 256-thread blocks per SM the
-// register budget must allow. The defaults of these and of DEAL, TEAMFIT and PIPE below are the
-// measured choices (docs/PERFORMANCE.md, "cuda-unpack: kernel round 2"; UNIT_MAX and BULK: round
-// 3); the others stay buildable for the benchmark through gen-ptx.sh's extra flags.
+// UNROLL: 16-byte loads per lane in flight; BLOCK_THREADS: threads per block (exported as
+// tcpx4j_block_threads, which the host launches with); MIN_BLOCKS: resident blocks per SM the
+// register budget must allow. The defaults of these and of TEAMFIT and PIPE below are the
+// measured choices (docs/PERFORMANCE.md, "cuda-unpack: kernel round 2"; UNIT_MAX and BULK: rounds
+// 3 and 4); the others stay buildable for the benchmark through gen-ptx.sh's extra flags. Round 4
+// also measured, and dropped: warps claiming units from a counter (a resident grid), a block
+// fetching all its warps' records at once, L2 prefetches of later units' records, and L2::256B /
+// L1::no_allocate / streaming cache hints on the page loads; none beat the default.
 #ifndef UNROLL
 #define UNROLL 4
+#endif
+#ifndef BLOCK_THREADS
+#define BLOCK_THREADS 256
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2
 #endif
+extern "C" __device__ u32 tcpx4j_block_threads = BLOCK_THREADS;
 #ifndef TEAMS
 #define TEAMS 1
 #endif
-// DEAL: how records reach warps. 0 = round robin (warp w takes w, w + nwarps, ...; lane j fetches
-// the j-th of its next 32, each in another cache line); 1 = each warp a contiguous, balanced range
-// of n / nwarps records, fetched 32 consecutive records at a time (lane j reads record first + j:
-// three coalesced reads per 32 records, also when the list is in host memory); 2 = units of
-// `per_warp` consecutive records (the launch's 4th parameter, at most UNIT_MAX), unit u to warp u of a
-// grid the host sizes to cover them all, so the block scheduler balances the load (no resident,
-// grid-striding warps that finish unevenly). The host recognises such a kernel by the global
-// tcpx4j_records_per_warp (the largest unit it takes); kernels without it get a resident grid and
-// ignore the 4th parameter.
-#ifndef DEAL
-#define DEAL 2
-#endif
-// UNIT_MAX: the largest unit the kernel exports (tcpx4j_records_per_warp); the host sizes units
-// to about four per resident warp up to this cap, so a smaller cap means more, smaller units. 8
-// (round 3): 1 KiB fragments get units of 8 instead of 31 (4x the grid, finer balance, a shorter
-// record fetch per warp): +8 points with the list read in place, +2.5 uploaded; 4 KiB pages
-// (units of 7) are unchanged.
+// UNIT_MAX: the largest unit the kernel takes, exported as tcpx4j_records_per_warp (the host
+// caps its units there; kernels without the global get a resident grid and a unit of 1).
 #ifndef UNIT_MAX
 #define UNIT_MAX 8u
 #endif
-#if DEAL == 2
 extern "C" __device__ u32 tcpx4j_records_per_warp = UNIT_MAX;
-#endif
 // TEAMFIT: 0 = fixed team thresholds (2048/1024/512 B); 1 = the smallest team whose one round of
 // UNROLL 16-byte loads per lane covers the longest of its 32 records.
 #ifndef TEAMFIT
@@ -237,10 +228,11 @@ __device__ __forceinline__ void page_store(const uint4 (&v)[PAGE_LOADS], u64 dst
 // engine: global -> this warp's shared-memory buffer (cp.async.bulk, completing on an mbarrier),
 // then shared -> global (cp.async.bulk ... bulk_group). The records of one round fill the buffer;
 // each lane issues the copies of its own record, so a round of 1 KiB records is 4 bulk loads at
-// once. Measured in round 3 (docs/PERFORMANCE.md): no gain at 4 KiB (one 4 KiB buffer per warp
-// serialises load, then store, per page), +5-7 points at 1 KiB, worse with MIN_BLOCKS 3 or 4;
-// not shipped, kept buildable (ARCH=90 gen-ptx.sh OUT -DBULK=1). The host would load such a PTX
-// as unpack-sm90.ptx on compute capability 9.0+ (UnpackKernel.shipped).
+// once. Measured (docs/PERFORMANCE.md, kernel rounds 3 and 4): at 4 KiB no better than the
+// register path with 4 to 16 KiB of buffer per warp; at 1 KiB +6-9 points (BULK_BUF 8192 with
+// BLOCK_THREADS 128, 0.93 in place / 0.95 uploaded). Not shipped, kept buildable
+// (ARCH=90 gen-ptx.sh OUT -DBULK=1 ...). The host would load such a PTX as unpack-sm90.ptx on
+// compute capability 9.0+ (UnpackKernel.shipped).
 #ifndef BULK
 #define BULK 0
 #endif
@@ -248,7 +240,7 @@ __device__ __forceinline__ void page_store(const uint4 (&v)[PAGE_LOADS], u64 dst
 #ifndef BULK_BUF
 #define BULK_BUF 4096u
 #endif
-#define BLOCK_WARPS 8u // the host launches 256-thread blocks
+#define BLOCK_WARPS (BLOCK_THREADS / WARP)
 __device__ __forceinline__ u32 smem_addr(const void* p) {
     return (u32)__cvta_generic_to_shared(p);
 }
@@ -284,177 +276,175 @@ __device__ __forceinline__ void bulk_wait_all() {
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS)
+#if BULK
+// One warp's bulk-copy state: its shared-memory buffer and mbarrier, the barrier's phase.
+struct Bulk {
+    u32 buf;
+    u32 bar;
+    u32 phase;
+    bool used;
+};
+#define BULK_ARG , Bulk& bk
+#else
+#define BULK_ARG
+#endif
+
+// Copies the `count` (<= 32) records of one unit; lane j holds record j in (s, d, l).
+__device__ __forceinline__ void copy_unit(u64 s, u64 d, u32 l, u32 count, u32 lane BULK_ARG) {
+#if BULK
+    {
+        const bool ok = lane >= count || (((s | d) & 15u) == 0 && (l & 15u) == 0 && l <= BULK_BUF);
+        if (__all_sync(FULL_MASK, ok)) {
+            // Inclusive prefix sum of the lengths (0 past count).
+            const u32 mylen = lane < count ? l : 0u;
+            u32 incl = mylen;
+#pragma unroll
+            for (u32 o = 1; o < WARP; o <<= 1) {
+                const u32 v = __shfl_up_sync(FULL_MASK, incl, o);
+                if (lane >= o) incl += v;
+            }
+            const u32 excl = incl - mylen;
+            u32 a = 0, base = 0;
+#pragma unroll 1
+            while (a < count) {
+                const bool in = lane >= a && lane < count && incl - base <= BULK_BUF;
+                const u32 taken = __popc(__ballot_sync(FULL_MASK, in));
+                const u32 b = a + taken;
+                const u32 total = __shfl_sync(FULL_MASK, incl, b - 1u) - base;
+                if (lane == 0) bar_expect(bk.bar, total);
+                __syncwarp();
+                if (in) bulk_load(bk.buf + (excl - base), s, mylen, bk.bar);
+                bar_wait(bk.bar, bk.phase);
+                bk.phase ^= 1u;
+                if (in) {
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    bulk_store(d, bk.buf + (excl - base), mylen);
+                    bulk_wait_read();
+                }
+                __syncwarp();
+                base += total;
+                a = b;
+            }
+            bk.used = true;
+            return;
+        }
+    }
+#endif
+#if TEAMS
+    // Small fragments alone cannot keep enough bytes in flight per warp (a warp waits a
+    // whole memory latency per fragment): split the warp into teams that copy several
+    // fragments at once.
+    const u32 longest = __reduce_max_sync(FULL_MASK, l);
+#if TEAMFIT
+    const u32 round = 16u * UNROLL; // bytes one lane moves per round
+    const u32 size = longest > 16u * round ? 32u : longest > 8u * round ? 16u : longest > 4u * round ? 8u : 4u;
+#else
+    const u32 size = longest > 2048u ? 32u : longest > 1024u ? 16u : longest > 512u ? 8u : 4u;
+#endif
+#else
+    const u32 size = WARP;
+#endif
+#if PIPE
+    if (size == WARP) {
+        // Pages: the loads of page j+1 go out before the stores of page j.
+        uint4 cur[PAGE_LOADS];
+        u64 pending = 0; // destination of the page held in cur
+        bool held = false;
+#pragma unroll 1
+        for (u32 j = 0; j < count; j++) {
+            const u64 src = __shfl_sync(FULL_MASK, s, j);
+            const u64 dst = __shfl_sync(FULL_MASK, d, j);
+            const u32 len = __shfl_sync(FULL_MASK, l, j);
+            if (PIPE == 2 && is_page(src, dst, len)) {
+                page_load(cur, src, lane);
+                page_store(cur, dst, lane);
+            } else if (PIPE == 1 && is_page(src, dst, len)) {
+                uint4 next[PAGE_LOADS];
+                page_load(next, src, lane);
+                if (held) page_store(cur, pending, lane);
+#pragma unroll
+                for (int u = 0; u < PAGE_LOADS; u++) cur[u] = next[u];
+                pending = dst;
+                held = true;
+            } else {
+                if (held) page_store(cur, pending, lane);
+                held = false;
+                Team t;
+                t.size = WARP;
+                t.lane = lane;
+                t.mask = FULL_MASK;
+                copy_fragment(src, dst, len, t);
+            }
+        }
+        if (held) page_store(cur, pending, lane);
+        return;
+    }
+#endif
+    Team t;
+    t.size = size;
+    t.lane = lane & (size - 1u);
+    t.mask = size == WARP ? FULL_MASK : ((1u << size) - 1u) << (lane & ~(size - 1u));
+    const u32 teams = WARP / size;
+    const u32 team = lane / size;
+    // Not unrolled: each copy_fragment is large, and unrolled copies only cost registers.
+#pragma unroll 1
+    for (u32 base = 0; base < count; base += teams) {
+        const u32 j = base + team;
+        const u64 src = __shfl_sync(FULL_MASK, s, j & (WARP - 1u));
+        const u64 dst = __shfl_sync(FULL_MASK, d, j & (WARP - 1u));
+        const u32 len = __shfl_sync(FULL_MASK, l, j & (WARP - 1u));
+        if (j < count) copy_fragment(src, dst, len, t);
+    }
+}
+
+// Lane j < count of the unit starting at record `first` fetches record first + j: three coalesced
+// reads (also when the table sits in host memory).
+__device__ __forceinline__ u32 fetch_unit(const u64* __restrict__ table, u32 capacity, u64 first, u32 n, u32 g,
+                                          u32 lane, u64& s, u64& d, u32& l) {
+    const u64 end = first + g < n ? first + g : n;
+    const u64 mine = first + lane;
+    s = 0;
+    d = 0;
+    l = 0;
+    if (mine < end) {
+        s = table[mine];
+        d = table[capacity + mine];
+        l = reinterpret_cast<const u32*>(table + 2ull * capacity)[mine];
+    }
+    return first < end ? (u32)(end - first) : 0u;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) {
-    const u64* __restrict__ srcs = table;
-    const u64* __restrict__ dsts = table + capacity;
-    const u32* __restrict__ lens = reinterpret_cast<const u32*>(table + 2ull * capacity);
     const u32 lane = threadIdx.x & (WARP - 1u);
-    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
-    const u64 nwarps = ((u64)gridDim.x * blockDim.x) / WARP;
+    // Records per unit.
+    const u32 g = per_warp == 0 ? 1u : per_warp > WARP ? WARP : per_warp;
 #if BULK
     __shared__ __align__(128) unsigned char bulk_buf[BLOCK_WARPS][BULK_BUF];
     __shared__ __align__(8) u64 bulk_bar[BLOCK_WARPS];
     const u32 wib = threadIdx.x / WARP;
-    const u32 buf = smem_addr(&bulk_buf[wib][0]);
-    const u32 bar = smem_addr(&bulk_bar[wib]);
-    if (lane == 0) bar_init(bar);
+    Bulk bk;
+    bk.buf = smem_addr(&bulk_buf[wib][0]);
+    bk.bar = smem_addr(&bulk_bar[wib]);
+    bk.phase = 0;
+    bk.used = false;
+    if (lane == 0) bar_init(bk.bar);
     __syncwarp();
-    u32 phase = 0;
-    bool bulk_used = false;
+#define BULK_PASS , bk
+#else
+#define BULK_PASS
 #endif
-#if DEAL == 2
-    // Units of g consecutive records: warp w takes unit w (and w + nwarps, ... if the grid is short).
-    const u64 g = per_warp == 0 ? 1u : per_warp > WARP ? WARP : per_warp;
+    // Unit u to warp u of a grid the host sizes to cover all units (and u + nwarps, ... if short).
+    const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
+    const u64 nwarps = ((u64)gridDim.x * blockDim.x) / WARP;
 #pragma unroll 1
     for (u64 first = warp * g; first < n; first += nwarps * g) {
-        const u64 end = first + g < n ? first + g : n;
-        const u64 mine = first + lane;
-        u64 s = 0, d = 0;
-        u32 l = 0;
-        if (mine < end) {
-            s = srcs[mine];
-            d = dsts[mine];
-            l = lens[mine];
-        }
-        const u32 count = (u32)(end - first);
-#elif DEAL == 1
-    // This warp's records are [begin, end): balanced to within one record across warps.
-    const u64 begin = warp * (u64)n / nwarps;
-    const u64 end = (warp + 1) * (u64)n / nwarps;
-#pragma unroll 1
-    for (u64 first = begin; first < end; first += WARP) {
-        const u64 mine = first + lane;
-        u64 s = 0, d = 0;
-        u32 l = 0;
-        if (mine < end) {
-            s = srcs[mine];
-            d = dsts[mine];
-            l = lens[mine];
-        }
-        const u32 count = end - first < WARP ? (u32)(end - first) : WARP;
-#else
-    // This warp's records are warp, warp + nwarps, ...; lane j fetches the j-th of the next 32 of
-    // them, so one round trip brings 32 records (the list may be in host memory).
-#pragma unroll 1
-    for (u64 first = warp; first < n; first += nwarps * WARP) {
-        const u64 mine = first + (u64)lane * nwarps;
-        u64 s = 0, d = 0;
-        u32 l = 0;
-        if (mine < n) {
-            s = srcs[mine];
-            d = dsts[mine];
-            l = lens[mine];
-        }
-        const u64 left = ((u64)n - first + nwarps - 1) / nwarps;
-        const u32 count = left < WARP ? (u32)left : WARP;
-#endif
-#if BULK
-        {
-            const bool ok = lane >= count || (((s | d) & 15u) == 0 && (l & 15u) == 0 && l <= BULK_BUF);
-            if (__all_sync(FULL_MASK, ok)) {
-                // Inclusive prefix sum of the lengths (0 past count).
-                const u32 mylen = lane < count ? l : 0u;
-                u32 incl = mylen;
-#pragma unroll
-                for (u32 o = 1; o < WARP; o <<= 1) {
-                    const u32 v = __shfl_up_sync(FULL_MASK, incl, o);
-                    if (lane >= o) incl += v;
-                }
-                const u32 excl = incl - mylen;
-                u32 a = 0, base = 0;
-#pragma unroll 1
-                while (a < count) {
-                    const bool in = lane >= a && lane < count && incl - base <= BULK_BUF;
-                    const u32 taken = __popc(__ballot_sync(FULL_MASK, in));
-                    const u32 b = a + taken;
-                    const u32 total = __shfl_sync(FULL_MASK, incl, b - 1u) - base;
-                    if (lane == 0) bar_expect(bar, total);
-                    __syncwarp();
-                    if (in) bulk_load(buf + (excl - base), s, mylen, bar);
-                    bar_wait(bar, phase);
-                    phase ^= 1u;
-                    if (in) {
-                        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                        bulk_store(d, buf + (excl - base), mylen);
-                        bulk_wait_read();
-                    }
-                    __syncwarp();
-                    base += total;
-                    a = b;
-                }
-                bulk_used = true;
-                continue;
-            }
-        }
-#endif
-#if TEAMS
-        // Small fragments alone cannot keep enough bytes in flight per warp (a warp waits a
-        // whole memory latency per fragment): split the warp into teams that copy several
-        // fragments at once.
-        const u32 longest = __reduce_max_sync(FULL_MASK, l);
-#if TEAMFIT
-        const u32 round = 16u * UNROLL; // bytes one lane moves per round
-        const u32 size = longest > 16u * round ? 32u : longest > 8u * round ? 16u : longest > 4u * round ? 8u : 4u;
-#else
-        const u32 size = longest > 2048u ? 32u : longest > 1024u ? 16u : longest > 512u ? 8u : 4u;
-#endif
-#else
-        const u32 size = WARP;
-#endif
-#if PIPE
-        if (size == WARP) {
-            // Pages: the loads of page j+1 go out before the stores of page j.
-            uint4 cur[PAGE_LOADS];
-            u64 pending = 0; // destination of the page held in cur
-            bool held = false;
-#pragma unroll 1
-            for (u32 j = 0; j < count; j++) {
-                const u64 src = __shfl_sync(FULL_MASK, s, j);
-                const u64 dst = __shfl_sync(FULL_MASK, d, j);
-                const u32 len = __shfl_sync(FULL_MASK, l, j);
-                if (PIPE == 2 && is_page(src, dst, len)) {
-                    page_load(cur, src, lane);
-                    page_store(cur, dst, lane);
-                } else if (PIPE == 1 && is_page(src, dst, len)) {
-                    uint4 next[PAGE_LOADS];
-                    page_load(next, src, lane);
-                    if (held) page_store(cur, pending, lane);
-#pragma unroll
-                    for (int u = 0; u < PAGE_LOADS; u++) cur[u] = next[u];
-                    pending = dst;
-                    held = true;
-                } else {
-                    if (held) page_store(cur, pending, lane);
-                    held = false;
-                    Team t;
-                    t.size = WARP;
-                    t.lane = lane;
-                    t.mask = FULL_MASK;
-                    copy_fragment(src, dst, len, t);
-                }
-            }
-            if (held) page_store(cur, pending, lane);
-            continue;
-        }
-#endif
-        Team t;
-        t.size = size;
-        t.lane = lane & (size - 1u);
-        t.mask = size == WARP ? FULL_MASK : ((1u << size) - 1u) << (lane & ~(size - 1u));
-        const u32 teams = WARP / size;
-        const u32 team = lane / size;
-        // Not unrolled: each copy_fragment is large, and unrolled copies only cost registers.
-#pragma unroll 1
-        for (u32 base = 0; base < count; base += teams) {
-            const u32 j = base + team;
-            const u64 src = __shfl_sync(FULL_MASK, s, j & (WARP - 1u));
-            const u64 dst = __shfl_sync(FULL_MASK, d, j & (WARP - 1u));
-            const u32 len = __shfl_sync(FULL_MASK, l, j & (WARP - 1u));
-            if (j < count) copy_fragment(src, dst, len, t);
-        }
+        u64 s, d;
+        u32 l;
+        const u32 count = fetch_unit(table, capacity, first, n, g, lane, s, d, l);
+        copy_unit(s, d, l, count, lane BULK_PASS);
     }
 #if BULK
-    if (bulk_used) bulk_wait_all();
+    if (bk.used) bulk_wait_all();
 #endif
 }

@@ -56,10 +56,11 @@ public final class CudaUnpacker implements Unpacker {
      * @param recordsInDeviceMemory copy each work list to device memory (three small async copies on
      *                              the unpacker's stream) before the launch, instead of letting the
      *                              kernel read it in place from pinned host memory across PCIe. Off
-     *                              by default: the shipped kernel fetches 32 consecutive records per
-     *                              warp (coalesced), which made the in-place list within 2% of the
-     *                              uploaded one back to back and 30% faster for a launch after host
-     *                              work, where the upload adds latency (docs/PERFORMANCE.md, H200)
+     *                              by default: each warp fetches its unit's records coalesced, so the
+     *                              in-place list costs 1-1.5 points of throughput back to back (one
+     *                              PCIe round trip more where a launch starts and ends) and is 30%
+     *                              faster for a launch after host work, where the upload adds
+     *                              latency (docs/PERFORMANCE.md, H200)
      * @param ptx                   a PTX file to load instead of the shipped kernel, or null
      */
     public record Settings(int recordsPerLaunch, boolean recordsInDeviceMemory, Path ptx) {
@@ -80,6 +81,9 @@ public final class CudaUnpacker implements Unpacker {
         final int[] count = {0};
         final int[] unit = {1};
         final Pointer params;
+        /** Blocks and threads per block of its last launch. */
+        int grid;
+        int block;
         /** 0: free; OPEN: part of the batch not yet submitted; else the ticket that covers it. */
         long ticket;
 
@@ -215,6 +219,22 @@ public final class CudaUnpacker implements Unpacker {
         return stream;
     }
 
+    /** For UnpackBench: fixes the kernel's unit size (records per unit), or 0 for its own choice. */
+    void overrideUnit(int records) {
+        kernel.overrideUnit(records);
+    }
+
+    /** For UnpackBench: launches blocks of {@code threads} threads. */
+    void overrideBlock(int threads) {
+        kernel.overrideBlock(threads);
+    }
+
+    /** For UnpackBench: how the last launch dealt its records ("unit N, M x T threads"). */
+    String lastDeal() {
+        return lastLaunched == null ? "no launch"
+                : "unit " + lastLaunched.unit[0] + ", " + lastLaunched.grid + " x " + lastLaunched.block;
+    }
+
     /**
      * For UnpackBench: launches the most recent work list again {@code times} times, back to back
      * on the stream, with no ticket (its records and data must still be valid: call it only after
@@ -226,9 +246,8 @@ public final class CudaUnpacker implements Unpacker {
             throw new IllegalStateException("nothing launched yet");
         }
         contexts.makeCurrent(device);
-        int n = lastLaunched.count[0];
         for (int i = 0; i < times; i++) {
-            CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
+            CudaCheck.check(cuLaunchKernel(kernel.function(), lastLaunched.grid, 1, 1, lastLaunched.block, 1, 1, 0, stream,
                     lastLaunched.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
         }
     }
@@ -285,8 +304,10 @@ public final class CudaUnpacker implements Unpacker {
             upload(slot, 16 * cap, 4L * n);
         }
         slot.count[0] = n;
-        slot.unit[0] = kernel.unitFor(n);
-        CudaCheck.check(cuLaunchKernel(kernel.function(), kernel.gridFor(n), 1, 1, UnpackKernel.BLOCK, 1, 1, 0, stream,
+        slot.unit[0] = kernel.unitFor(n, slot.list.bytes());
+        slot.grid = kernel.gridFor((n + slot.unit[0] - 1) / slot.unit[0]);
+        slot.block = kernel.blockThreads();
+        CudaCheck.check(cuLaunchKernel(kernel.function(), slot.grid, 1, 1, kernel.blockThreads(), 1, 1, 0, stream,
                 slot.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
         launches++;
         lastLaunched = slot;

@@ -13,9 +13,13 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Random;
 import java.util.SplittableRandom;
+import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
@@ -31,7 +35,8 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  *
  * <pre>
  * java -cp ... io.tcpx4j.cuda.UnpackBench [--mib 256] [--iters 15] [--warmup 3]
- *      [--ptx label=file.ptx ...] [--ptx-both label=file.ptx ...] [--out results.md]
+ *      [--ptx label=file.ptx ...] [--ptx-both label=file.ptx ...] [--units 1,2,4]
+ *      [--blocks 64,128] [--cases REGEX] [--out results.md]
  * </pre>
  *
  * <p>Cases: 4 KiB fragments (TCPX pages, permuted), 1 KiB fragments, and TCP-like fragments (1 to
@@ -42,7 +47,10 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * relaunched 10 times back to back, like the copies it is compared with: an isolated launch after
  * ~1 ms of host work finds the GPU idle and its clocks down. Medians of {@code --iters}
  * after {@code --warmup}. Every kernel variant is first checked against the CPU reference on a
- * poisoned destination.
+ * poisoned destination. {@code --units} also runs every kernel with each of these fixed unit sizes
+ * (records per unit) besides its own choice, and {@code --blocks} each of these with blocks of these
+ * thread counts besides the default; {@code --cases} keeps only the cases whose names
+ * contain a match of the regular expression (e.g. {@code 4.KiB|1.KiB.shuffled$}).
  */
 public final class UnpackBench {
 
@@ -53,6 +61,9 @@ public final class UnpackBench {
     private final int iters;
     private final int warmup;
     private final StringBuilder report = new StringBuilder();
+    private int[] units = {0};
+    private int[] blocks = {0}; // 0: the kernel's own block size
+    private Pattern cases;
 
     private UnpackBench(CudaDeviceMemory memory, int iters, int warmup) {
         this.memory = memory;
@@ -65,6 +76,9 @@ public final class UnpackBench {
         int iters = 15;
         int warmup = 3;
         Path out = null;
+        String units = "";
+        String cases = "";
+        String blocks = "";
         List<String[]> variants = new ArrayList<>();
         variants.add(new String[] {"shipped", null});
         for (int i = 0; i < args.length; i += 2) {
@@ -74,6 +88,9 @@ public final class UnpackBench {
                 case "--iters" -> iters = Integer.parseInt(v);
                 case "--warmup" -> warmup = Integer.parseInt(v);
                 case "--out" -> out = Path.of(v);
+                case "--units" -> units = v;
+                case "--cases" -> cases = v;
+                case "--blocks" -> blocks = v;
                 case "--ptx" -> variants.add(v.split("=", 2));
                 case "--ptx-both" -> variants.add(new String[] {v.split("=", 2)[0], v.split("=", 2)[1], "both"});
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -81,6 +98,21 @@ public final class UnpackBench {
         }
         try (CudaDeviceMemory memory = new CudaDeviceMemory()) {
             UnpackBench bench = new UnpackBench(memory, iters, warmup);
+            if (!units.isEmpty()) {
+                // 0 first: every kernel also runs with its own choice.
+                bench.units = IntStream.concat(IntStream.of(0), Arrays.stream(units.split(",")).mapToInt(Integer::parseInt))
+                        .toArray();
+                if (Arrays.stream(bench.units).skip(1).anyMatch(x -> x < 1 || x > 32)) {
+                    throw new IllegalArgumentException("--units takes record counts 1..32: " + units);
+                }
+            }
+            if (!blocks.isEmpty()) {
+                bench.blocks = IntStream.concat(IntStream.of(0),
+                        Arrays.stream(blocks.split(",")).mapToInt(Integer::parseInt)).toArray();
+            }
+            if (!cases.isEmpty()) {
+                bench.cases = Pattern.compile(cases);
+            }
             bench.line("UnpackBench " + Instant.now() + ", CUDA driver " + Cuda.driverVersion() + ", " + mib
                     + " MiB per case, median of " + iters + " after " + warmup + " warm-up");
             bench.line("");
@@ -109,6 +141,9 @@ public final class UnpackBench {
     }
 
     private void run(String name, FragmentPlan plan, List<String[]> variants) {
+        if (cases != null && !cases.matcher(name).find()) {
+            return;
+        }
         Case c = new Case(plan);
         try {
             double memcpy = c.memcpyGbps();
@@ -121,12 +156,22 @@ public final class UnpackBench {
                     CudaUnpacker.Settings s = new CudaUnpacker.Settings(records, deviceRecords,
                             v[1] == null ? null : Path.of(v[1]));
                     try (CudaUnpacker u = new CudaUnpacker(memory, 0, s)) {
-                        c.verify(u);
-                        double[] r = c.unpack(u);
-                        String kernel = v[0] + " (" + u.kernelRegisters() + " regs, " + u.maxBlocks() + " blocks)";
-                        line(String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.1f |", name,
-                                plan.fragmentCount(), kernel, deviceRecords ? "VRAM copy" : "host-mapped", memcpy, r[2],
-                                r[2] / memcpy, r[0], r[0] / memcpy, r[1], r[1] * 1000 / plan.fragmentCount()));
+                        Set<String> seen = new HashSet<>();
+                        for (int block : blocks) {
+                        u.overrideBlock(block);
+                        for (int unit : units) {
+                            u.overrideUnit(unit);
+                            c.verify(u);
+                            if (!seen.add(u.lastDeal())) {
+                                continue; // an override the kernel caps to a unit already measured
+                            }
+                            double[] r = c.unpack(u);
+                            String kernel = v[0] + " (" + u.kernelRegisters() + " regs; " + u.lastDeal() + ")";
+                            line(String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.1f |", name,
+                                    plan.fragmentCount(), kernel, deviceRecords ? "VRAM copy" : "host-mapped", memcpy, r[2],
+                                    r[2] / memcpy, r[0], r[0] / memcpy, r[1], r[1] * 1000 / plan.fragmentCount()));
+                        }
+                        }
                     }
                 }
             }

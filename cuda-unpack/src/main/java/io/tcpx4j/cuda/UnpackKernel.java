@@ -41,16 +41,26 @@ final class UnpackKernel implements AutoCloseable {
      */
     static final String RESOURCE_SM90 = "unpack-sm90.ptx";
     static final String ENTRY = "tcpx4j_unpack";
+    /** Threads per block for kernels that do not export {@link #BLOCK_GLOBAL}. */
     static final int BLOCK = 256;
-    static final int WARPS_PER_BLOCK = BLOCK / 32;
-    /** Exported by kernels that balance by grid size (unpack.cu, DEAL == 2): their largest unit. */
+    /** Exported by kernels built for another block size (unpack.cu's BLOCK_THREADS). */
+    static final String BLOCK_GLOBAL = "tcpx4j_block_threads";
+    /** Exported by kernels that take units of consecutive records (unpack.cu): their largest unit. */
     static final String UNIT_GLOBAL = "tcpx4j_records_per_warp";
-    /** Units per resident warp the grid aims at, so that the block scheduler can even out the load. */
-    static final int UNITS_PER_WARP = 4;
+    /**
+     * Payload per unit the host aims at: one warp's share of a launch. Small units even out the
+     * load across the GPU (the launch ends when its slowest block does); below about two pages a
+     * warp no longer overlaps one page's stores with the next one's loads (docs/PERFORMANCE.md,
+     * "cuda-unpack: kernel round 4").
+     */
+    static final int UNIT_BYTES = 8 * 1024;
 
     private final CUmodule module = new CUmodule();
     private final CUfunction function = new CUfunction();
-    private final int maxBlocks;
+    private final int sms;
+    private int declaredBlock = BLOCK;
+    private int blockThreads = BLOCK;
+    private int maxBlocks;
     private final int registers;
     /**
      * Largest unit of consecutive records per warp of a load-balanced kernel (one that exports
@@ -58,7 +68,9 @@ final class UnpackKernel implements AutoCloseable {
      */
     private final int maxUnit;
     /** Warps resident at once on the GPU. */
-    private final int residentWarps;
+    private int residentWarps;
+    /** For UnpackBench: a fixed unit size instead of {@link #unitFor}'s choice, or 0. */
+    private int unitOverride;
     private boolean loaded;
 
     /** Loads {@code ptx} (null-terminated or not) into the current context of {@code device}. */
@@ -75,15 +87,16 @@ final class UnpackKernel implements AutoCloseable {
         try {
             CudaCheck.check(cuModuleGetFunction(function, module, ENTRY), "cuModuleGetFunction(" + ENTRY + ")");
             int[] value = {0};
-            CudaCheck.check(cuOccupancyMaxActiveBlocksPerMultiprocessor(value, function, BLOCK, 0),
-                    "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-            int perSm = Math.max(1, value[0]);
-            int sms = contexts.attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-            maxBlocks = perSm * sms;
+            sms = contexts.attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+            int declared = readU32Global(BLOCK_GLOBAL, BLOCK);
+            if (declared < 32 || declared > 1024 || declared % 32 != 0) {
+                throw new TransferException(TransferException.Code.BACKEND, BLOCK_GLOBAL + " = " + declared);
+            }
+            declaredBlock = declared;
+            sizeBlocks(declared);
             CudaCheck.check(cuFuncGetAttribute(value, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, function),
                     "cuFuncGetAttribute");
             registers = value[0];
-            residentWarps = maxBlocks * WARPS_PER_BLOCK;
             maxUnit = readUnitGlobal();
         } catch (TransferException e) {
             close();
@@ -156,51 +169,99 @@ final class UnpackKernel implements AutoCloseable {
         return maxBlocks;
     }
 
+    /** Threads per block of every launch. */
+    int blockThreads() {
+        return blockThreads;
+    }
+
+    /**
+     * For UnpackBench: launches blocks of {@code threads} threads (a multiple of 32, at most the
+     * kernel's own block size), or of the kernel's own size for 0.
+     */
+    void overrideBlock(int threads) {
+        if (threads != 0 && (threads < 32 || threads > declaredBlock || threads % 32 != 0)) {
+            throw new IllegalArgumentException("block of " + threads + " threads (the kernel's own: " + declaredBlock + ")");
+        }
+        sizeBlocks(threads == 0 ? declaredBlock : threads);
+    }
+
+    private void sizeBlocks(int threads) {
+        int[] value = {0};
+        CudaCheck.check(cuOccupancyMaxActiveBlocksPerMultiprocessor(value, function, threads, 0),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+        blockThreads = threads;
+        maxBlocks = Math.max(1, value[0]) * sms;
+        residentWarps = maxBlocks * (threads / 32);
+    }
+
     /** Registers per thread after JIT. */
     int registers() {
         return registers;
     }
 
     /**
-     * Records per warp (the launch's 4th parameter): for a load-balanced kernel, enough that the
-     * grid holds about {@link #UNITS_PER_WARP} units per resident warp, at most its largest unit;
-     * 1 otherwise (ignored by such kernels).
+     * Records per unit (the launch's 4th parameter) for {@code records} records of {@code bytes}
+     * bytes in all ({@link #unitSize}); 1 for kernels without units (which ignore it).
      */
-    int unitFor(int records) {
+    int unitFor(int records, long bytes) {
         if (maxUnit == 0) {
             return 1;
         }
-        long unit = records / ((long) residentWarps * UNITS_PER_WARP);
+        if (unitOverride > 0) {
+            return Math.min(maxUnit, unitOverride);
+        }
+        return unitSize(records, bytes, residentWarps, maxUnit);
+    }
+
+    /**
+     * Records per warp: about {@link #UNIT_BYTES} of payload (two 4 KiB pages, eight 1 KiB
+     * fragments), fewer where that would leave resident warps without a unit, at least 1 and at most
+     * {@code maxUnit}.
+     */
+    static int unitSize(int records, long bytes, int residentWarps, int maxUnit) {
+        long bySize = bytes <= 0 ? 1 : Math.round((double) UNIT_BYTES * records / bytes);
+        long unit = Math.min(bySize, records / Math.max(1, residentWarps));
         return (int) Math.max(1, Math.min(maxUnit, unit));
     }
 
     /**
-     * Blocks for {@code records} records: for a load-balanced kernel, one warp per unit of
-     * {@link #unitFor} records; otherwise one warp per record up to a full, resident grid.
+     * Blocks for a launch with {@code units} units (records, for kernels without units): one warp
+     * per unit; for kernels without units, at most a resident grid.
      */
-    int gridFor(int records) {
-        long warps = maxUnit == 0 ? records : (records + (long) unitFor(records) - 1) / unitFor(records);
-        long blocks = (warps + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+    int gridFor(long units) {
+        int warpsPerBlock = blockThreads / 32;
+        long blocks = (units + warpsPerBlock - 1) / warpsPerBlock;
         return (int) Math.max(1, Math.min(blocks, maxUnit == 0 ? maxBlocks : Integer.MAX_VALUE));
     }
 
-    /** The kernel's {@link #UNIT_GLOBAL}, or 0 when it has none. */
+    /** For UnpackBench: fixes the unit size (records per unit), or 0 for {@link #unitFor}'s choice. */
+    void overrideUnit(int records) {
+        unitOverride = records;
+    }
+
+    /** The kernel's {@link #UNIT_GLOBAL} (1..32), or 0 when it has none. */
     private int readUnitGlobal() {
+        int value = readU32Global(UNIT_GLOBAL, 0);
+        if (value != 0 && (value < 1 || value > 32)) {
+            throw new TransferException(TransferException.Code.BACKEND, UNIT_GLOBAL + " = " + value + ", not 1..32");
+        }
+        return value;
+    }
+
+    /** A 32-bit global of the module, or {@code absent} when it has none. */
+    private int readU32Global(String name, int absent) {
         CUdeviceptr address = new CUdeviceptr();
         long[] size = {0};
-        int result = cuModuleGetGlobal(address, size, module, UNIT_GLOBAL);
+        int result = cuModuleGetGlobal(address, size, module, name);
         if (result == CUresult.CUDA_ERROR_NOT_FOUND) {
-            return 0;
+            return absent;
         }
-        CudaCheck.check(result, "cuModuleGetGlobal(" + UNIT_GLOBAL + ")");
+        CudaCheck.check(result, "cuModuleGetGlobal(" + name + ")");
         if (size[0] != Integer.BYTES) {
-            throw new TransferException(TransferException.Code.BACKEND, UNIT_GLOBAL + " has " + size[0] + " bytes");
+            throw new TransferException(TransferException.Code.BACKEND, name + " has " + size[0] + " bytes");
         }
         int[] value = {0};
-        CudaCheck.check(cuMemcpyDtoH(Pointer.to(value), address, Integer.BYTES), "cuMemcpyDtoH(" + UNIT_GLOBAL + ")");
-        if (value[0] < 1 || value[0] > 32) {
-            throw new TransferException(TransferException.Code.BACKEND, UNIT_GLOBAL + " = " + value[0] + ", not 1..32");
-        }
+        CudaCheck.check(cuMemcpyDtoH(Pointer.to(value), address, Integer.BYTES), "cuMemcpyDtoH(" + name + ")");
         return value[0];
     }
 

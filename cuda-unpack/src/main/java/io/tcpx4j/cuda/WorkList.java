@@ -26,6 +26,7 @@ final class WorkList {
     private final long base;
     private final int capacity;
     private int size;
+    private long bytes;
 
     /** A list over {@code capacity * RECORD_BYTES} bytes at {@code base} (the caller owns that memory). */
     WorkList(long base, int capacity) {
@@ -57,8 +58,14 @@ final class WorkList {
         return size == capacity;
     }
 
+    /** Payload bytes of all records. */
+    long bytes() {
+        return bytes;
+    }
+
     void clear() {
         size = 0;
+        bytes = 0;
     }
 
     long srcAt(int i) {
@@ -79,6 +86,7 @@ final class WorkList {
         NativeMemory.putLong(base + 8L * capacity + 8L * size, dst);
         NativeMemory.putInt(base + 16L * capacity + 4L * size, len);
         size++;
+        bytes += len;
     }
 
     /**
@@ -125,6 +133,7 @@ final class WorkList {
             return false;
         }
         int mark = size;
+        long markBytes = bytes;
         long table = request.fragmentsAddress();
         long bounce = request.bounceBase();
         long total = Integer.toUnsignedLong(request.size());
@@ -135,6 +144,7 @@ final class WorkList {
             long dstOff = NativeMemory.getLong(rec + 8);
             if (dstOff < 0 || dstOff > total || len > total - dstOff) {
                 size = mark;
+                bytes = markBytes;
                 throw new TransferException(TransferException.Code.BACKEND,
                         "fragment " + i + " [" + dstOff + ", +" + len + ") outside a receive of " + total + " bytes");
             }
@@ -143,6 +153,7 @@ final class WorkList {
             while (len > 0) {
                 if (size == capacity) {
                     size = mark;
+                    bytes = markBytes;
                     return false;
                 }
                 int piece = (int) Math.min(len, MAX_PIECE);

@@ -73,6 +73,28 @@ class CudaUnpackerGpuTest {
         }
     }
 
+    /**
+     * Every unit size the kernel takes (records per warp) and smaller blocks than its own: the same
+     * bytes, with units and blocks that end inside a receive and a last unit left short.
+     */
+    @Test
+    void everyUnitSizeAndBlockSizeGivesTheSameBytes() {
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+            FragmentPlan pages = FragmentPlan.uniform((4 << 20) + 3 * 4096, 4096, random);
+            FragmentPlan mixed = adversarial(random, Integer.MAX_VALUE);
+            for (int unit = 1; unit <= 8; unit++) {
+                for (int block : new int[] {0, 32, 96}) {
+                    unpacker.overrideUnit(unit);
+                    unpacker.overrideBlock(block);
+                    check(unpacker, pages, MemoryKind.VRAM, MemoryKind.VRAM);
+                    check(unpacker, mixed, MemoryKind.VRAM, MemoryKind.VRAM);
+                    assertThat(unpacker.lastDeal()).as("unit %d, block %d", unit, block)
+                            .startsWith("unit " + unit + ",").endsWith(block == 0 ? "" : " x " + block);
+                }
+            }
+        }
+    }
+
     /** Every source/destination misalignment modulo 16 with lengths around each path's edges. */
     @Test
     void everyAlignmentPairAndLengthEdge() {

@@ -52,6 +52,7 @@ class WorkListTest {
                     throw new AssertionError("no overflow expected");
                 });
                 assertThat(list.size()).isEqualTo(4);
+                assertThat(list.bytes()).isEqualTo(len);
                 for (int i = 0; i < 4; i++) {
                     assertThat(list.srcAt(i)).isEqualTo(bounce + 4 + (long) i * WorkList.MAX_PIECE);
                     assertThat(list.dstAt(i)).isEqualTo(destination + 10 + (long) i * WorkList.MAX_PIECE);
@@ -80,6 +81,8 @@ class WorkListTest {
             assertThat(last).isSameAs(second);
             assertThat(first.size()).isEqualTo(3);
             assertThat(second.size()).isEqualTo(2);
+            assertThat(first.bytes()).isEqualTo(3);
+            assertThat(second.bytes()).isEqualTo(2);
             assertThat(second.dstAt(1)).isEqualTo(1004);
         } finally {
             NativeMemory.free(a);
@@ -97,12 +100,17 @@ class WorkListTest {
             WorkList list = new WorkList(mem, 5);
             assertThat(list.appendIfFits(three, 1000)).isTrue();
             assertThat(list.size()).isEqualTo(3);
+            assertThat(list.bytes()).isEqualTo(30);
             assertThatThrownBy(() -> list.appendIfFits(bad, 1000)).hasMessageContaining("fragment 1");
             assertThat(list.size()).as("rolled back").isEqualTo(3);
+            assertThat(list.bytes()).as("rolled back").isEqualTo(30);
             assertThat(list.appendIfFits(split, 1000)).as("needs three records, two left").isFalse();
             assertThat(list.size()).isEqualTo(3);
             assertThat(list.appendIfFits(three, 2000)).as("needs three records").isFalse();
+            assertThat(list.bytes()).isEqualTo(30);
             assertThat(list.dstAt(2)).isEqualTo(1020);
+            list.clear();
+            assertThat(list.bytes()).isZero();
         } finally {
             NativeMemory.free(mem);
         }
