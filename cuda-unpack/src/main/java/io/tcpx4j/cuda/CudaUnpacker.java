@@ -57,10 +57,10 @@ public final class CudaUnpacker implements Unpacker {
      *                              the unpacker's stream) before the launch, instead of letting the
      *                              kernel read it in place from pinned host memory across PCIe. Off
      *                              by default: each warp fetches its unit's records coalesced, so the
-     *                              in-place list costs 1-1.5 points of throughput back to back (one
-     *                              PCIe round trip more where a launch starts and ends) and is 30%
-     *                              faster for a launch after host work, where the upload adds
-     *                              latency (docs/PERFORMANCE.md, H200)
+     *                              in-place list costs about 1 point of throughput back to back at
+     *                              4 KiB and 3-4 at 1 KiB (PCIe round trips where a launch starts and
+     *                              ends) and is 30% faster for a launch after host work, where the
+     *                              upload adds latency (docs/PERFORMANCE.md, H200)
      * @param ptx                   a PTX file to load instead of the shipped kernel, or null
      */
     public record Settings(int recordsPerLaunch, boolean recordsInDeviceMemory, Path ptx) {
