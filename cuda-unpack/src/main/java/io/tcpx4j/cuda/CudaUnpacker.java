@@ -307,7 +307,7 @@ public final class CudaUnpacker implements Unpacker {
         slot.unit[0] = kernel.unitFor(n, slot.list.bytes());
         slot.grid = kernel.gridFor((n + slot.unit[0] - 1) / slot.unit[0]);
         slot.block = kernel.blockThreads();
-        CudaCheck.check(cuLaunchKernel(kernel.function(), slot.grid, 1, 1, kernel.blockThreads(), 1, 1, 0, stream,
+        CudaCheck.check(cuLaunchKernel(kernel.function(), slot.grid, 1, 1, slot.block, 1, 1, 0, stream,
                 slot.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
         launches++;
         lastLaunched = slot;

@@ -158,19 +158,14 @@ public final class UnpackBench {
                     try (CudaUnpacker u = new CudaUnpacker(memory, 0, s)) {
                         Set<String> seen = new HashSet<>();
                         for (int block : blocks) {
-                        u.overrideBlock(block);
-                        for (int unit : units) {
-                            u.overrideUnit(unit);
-                            c.verify(u);
-                            if (!seen.add(u.lastDeal())) {
-                                continue; // an override the kernel caps to a unit already measured
+                            u.overrideBlock(block);
+                            for (int unit : units) {
+                                u.overrideUnit(unit);
+                                c.verify(u);
+                                if (seen.add(u.lastDeal())) { // else the kernel capped it to one already measured
+                                    line(c.row(name, v[0], u, deviceRecords, memcpy));
+                                }
                             }
-                            double[] r = c.unpack(u);
-                            String kernel = v[0] + " (" + u.kernelRegisters() + " regs; " + u.lastDeal() + ")";
-                            line(String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.1f |", name,
-                                    plan.fragmentCount(), kernel, deviceRecords ? "VRAM copy" : "host-mapped", memcpy, r[2],
-                                    r[2] / memcpy, r[0], r[0] / memcpy, r[1], r[1] * 1000 / plan.fragmentCount()));
-                        }
                         }
                     }
                 }
@@ -290,6 +285,15 @@ public final class UnpackBench {
                 u.add(requests.get(r), dst.address() + plan.receives().get(r).destinationOffset(), MemoryKind.VRAM);
             }
             return u.submit();
+        }
+
+        /** One table row: {@code u}'s kernel (as last launched) measured on this case. */
+        String row(String name, String label, CudaUnpacker u, boolean deviceRecords, double memcpy) {
+            double[] r = unpack(u);
+            String kernel = label + " (" + u.kernelRegisters() + " regs; " + u.lastDeal() + ")";
+            return String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.1f |", name,
+                    plan.fragmentCount(), kernel, deviceRecords ? "VRAM copy" : "host-mapped", memcpy, r[2], r[2] / memcpy,
+                    r[0], r[0] / memcpy, r[1], r[1] * 1000 / plan.fragmentCount());
         }
 
         /** Median GB/s of the kernel and median host µs per launch. */
