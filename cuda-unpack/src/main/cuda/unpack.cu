@@ -25,14 +25,16 @@
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-// UNROLL: 16-byte loads per lane in flight; BLOCK_THREADS: threads per block (exported as
-// tcpx4j_block_threads, which the host launches with); MIN_BLOCKS: resident blocks per SM the
-// register budget must allow. The defaults of these and of TEAMFIT and PIPE below are the
-// measured choices (docs/PERFORMANCE.md, "cuda-unpack: kernel round 2"; UNIT_MAX and BULK: rounds
-// 3 and 4); the others stay buildable for the benchmark through gen-ptx.sh's extra flags. Round 4
-// also measured, and dropped: warps claiming units from a counter (a resident grid), a block
-// fetching all its warps' records at once, L2 prefetches of later units' records, and L2::256B /
-// L1::no_allocate / streaming cache hints on the page loads; none beat the default.
+// UNROLL: loads per lane in flight on the non-page paths (16-byte; 8-byte on the shifted path
+// for mutually misaligned records, which took UNROLL / 2 until round 4: +9 points TCP-like);
+// BLOCK_THREADS: threads per block (exported as tcpx4j_block_threads, which the host launches
+// with); MIN_BLOCKS: resident blocks per SM the register budget must allow. The defaults of
+// these and of TEAMFIT and PIPE below are the measured choices (docs/PERFORMANCE.md,
+// "cuda-unpack: kernel round 2"; UNIT_MAX and BULK: rounds 3 and 4); the others stay buildable
+// for the benchmark through gen-ptx.sh's extra flags. Round 4 also measured, and dropped: warps
+// claiming units from a counter or dealt statically over a resident grid, a block fetching all its
+// warps' records at once, L2 prefetches of later units' records, L2::256B / L1::no_allocate /
+// streaming cache hints on the page loads, and plain st.global page stores; none beat the default.
 #ifndef UNROLL
 #define UNROLL 4
 #endif
@@ -184,7 +186,7 @@ __device__ __forceinline__ void copy_fragment(u64 src_addr, u64 dst_addr, u32 le
     u32 body;
     if (shifted) {
         body = len & ~7u;
-        copy_shifted<UNROLL / 2>(src, dst, body >> 3, t);
+        copy_shifted<UNROLL>(src, dst, body >> 3, t);
     } else if (common == 16u) {
         body = len & ~15u;
         copy_direct<uint4, UNROLL>(src, dst, body >> 4, t);
