@@ -15,6 +15,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -28,12 +29,15 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * {@link Unpacker} that scatters fragments with the tcpx4j unpack kernel on one GPU: every receive
  * {@link #add added} between two {@link #submit()}s goes out as one kernel launch (more only when
  * the batch outgrows {@link Settings#recordsPerLaunch()}), followed by one event whose ticket
- * {@link #isDone} polls.
+ * {@link #isDone} polls. Consecutive batches take turns on {@link #STREAMS} streams: they are
+ * independent (other receives, other bounce pages), so a batch may start while the one before it
+ * finishes its last blocks, and each ticket covers its own batch only (tickets may complete out of
+ * order).
  *
  * <p>Per receive, the CPU validates the fragment table (as {@link CpuUnpacker} does) and appends one
  * record per fragment, with absolute addresses, to a work list in pinned host memory, which the
  * kernel reads in place (or, with {@link Settings#recordsInDeviceMemory()} on, from a copy made on
- * the unpacker's stream at launch). Work lists are
+ * the batch's stream at launch). Work lists are
  * reused once the launch that read them finished; a batch that finds none free gets a new one, so
  * {@code add} and {@code submit} never wait for the GPU.
  *
@@ -54,7 +58,7 @@ public final class CudaUnpacker implements Unpacker {
      *                              fragments (pieces of at most 64 KiB); 16 full TCPX receives of
      *                              2048 pages by default
      * @param recordsInDeviceMemory copy each work list to device memory (three small async copies on
-     *                              the unpacker's stream) before the launch, instead of letting the
+     *                              the batch's stream) before the launch, instead of letting the
      *                              kernel read it in place from pinned host memory across PCIe. Off
      *                              by default: each warp fetches its unit's records coalesced, so the
      *                              in-place list costs about 1 point of throughput back to back at
@@ -106,7 +110,17 @@ public final class CudaUnpacker implements Unpacker {
     private final int device;
     private final Settings settings;
     private final UnpackKernel kernel;
-    private final CUstream stream = new CUstream();
+    /**
+     * Streams consecutive batches take turns on. Two let a launch overlap the previous one's ramp
+     * down; docs/PERFORMANCE.md ("two streams") measured +1.5 to +3 points back to back at 4 KiB.
+     */
+    static final int STREAMS = 2;
+
+    private final CUstream[] streams = new CUstream[STREAMS];
+    /** The stream of the batch being built; the next one takes the next stream. */
+    private int turn;
+    /** Streams in use (STREAMS, or fewer for UnpackBench). */
+    private int inUse = STREAMS;
     private final EventRing events = new EventRing();
     private final List<Slot> ring = new ArrayList<>();
     private final List<Slot> batch = new ArrayList<>();
@@ -133,8 +147,13 @@ public final class CudaUnpacker implements Unpacker {
                 : new UnpackKernel(contexts, device, read(settings.ptx()));
         try {
             contexts.makeCurrent(device);
-            CudaCheck.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+            for (int i = 0; i < STREAMS; i++) {
+                CUstream stream = new CUstream();
+                CudaCheck.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+                streams[i] = stream;
+            }
         } catch (TransferException e) {
+            destroyStreams();
             kernel.close();
             throw e;
         }
@@ -180,7 +199,8 @@ public final class CudaUnpacker implements Unpacker {
         long ticket;
         if (!batch.isEmpty()) {
             contexts.makeCurrent(device);
-            ticket = events.record(stream);
+            ticket = events.record(streams[turn]);
+            turn = (turn + 1) % inUse;
             for (Slot s : batch) {
                 s.ticket = ticket;
             }
@@ -215,8 +235,23 @@ public final class CudaUnpacker implements Unpacker {
         return kernel.maxBlocks();
     }
 
+    /** The stream the batch being built (or the next one) goes to. */
     CUstream stream() {
-        return stream;
+        return streams[turn];
+    }
+
+    /** The streams in use (for UnpackBench, which brackets back-to-back launches on all of them). */
+    CUstream[] streams() {
+        return Arrays.copyOf(streams, inUse);
+    }
+
+    /** For UnpackBench: batches take turns on the first {@code n} (1 or {@link #STREAMS}) streams. */
+    void overrideStreams(int n) {
+        if (n < 1 || n > STREAMS) {
+            throw new IllegalArgumentException("streams " + n);
+        }
+        inUse = n;
+        turn = 0;
     }
 
     /** For UnpackBench: fixes the kernel's unit size (records per unit), or 0 for its own choice. */
@@ -236,9 +271,9 @@ public final class CudaUnpacker implements Unpacker {
     }
 
     /**
-     * For UnpackBench: launches the most recent work list again {@code times} times, back to back
-     * on the stream, with no ticket (its records and data must still be valid: call it only after
-     * the batch completed and before the next add).
+     * For UnpackBench: launches the most recent work list again {@code times} times, back to back,
+     * taking turns on the streams in use as batches do, with no ticket (its records and data must
+     * still be valid: call it only after the batch completed and before the next add).
      */
     void replayLast(int times) {
         requireOpen();
@@ -247,8 +282,8 @@ public final class CudaUnpacker implements Unpacker {
         }
         contexts.makeCurrent(device);
         for (int i = 0; i < times; i++) {
-            CudaCheck.check(cuLaunchKernel(kernel.function(), lastLaunched.grid, 1, 1, lastLaunched.block, 1, 1, 0, stream,
-                    lastLaunched.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
+            CudaCheck.check(cuLaunchKernel(kernel.function(), lastLaunched.grid, 1, 1, lastLaunched.block, 1, 1, 0,
+                    streams[i % inUse], lastLaunched.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
         }
     }
 
@@ -257,7 +292,7 @@ public final class CudaUnpacker implements Unpacker {
         return ring.size();
     }
 
-    /** Waits for all submitted work, then frees the work lists, events, stream and kernel. Idempotent. */
+    /** Waits for all submitted work, then frees the work lists, events, streams and kernel. Idempotent. */
     @Override
     public void close() {
         if (closed) {
@@ -266,10 +301,12 @@ public final class CudaUnpacker implements Unpacker {
         closed = true;
         contexts.makeCurrent(device);
         TransferException failure = null;
-        try {
-            CudaCheck.check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-        } catch (TransferException e) {
-            failure = e;
+        for (CUstream stream : streams) {
+            try {
+                CudaCheck.check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+            } catch (TransferException e) {
+                failure = failure == null ? e : failure;
+            }
         }
         events.close();
         for (Slot s : ring) {
@@ -279,7 +316,7 @@ public final class CudaUnpacker implements Unpacker {
             }
         }
         ring.clear();
-        cuStreamDestroy(stream);
+        destroyStreams();
         kernel.close();
         if (failure != null) {
             throw failure;
@@ -307,7 +344,7 @@ public final class CudaUnpacker implements Unpacker {
         slot.unit[0] = kernel.unitFor(n, slot.list.bytes());
         slot.grid = kernel.gridFor((n + slot.unit[0] - 1) / slot.unit[0]);
         slot.block = kernel.blockThreads();
-        CudaCheck.check(cuLaunchKernel(kernel.function(), slot.grid, 1, 1, slot.block, 1, 1, 0, stream,
+        CudaCheck.check(cuLaunchKernel(kernel.function(), slot.grid, 1, 1, slot.block, 1, 1, 0, streams[turn],
                 slot.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
         launches++;
         lastLaunched = slot;
@@ -316,7 +353,16 @@ public final class CudaUnpacker implements Unpacker {
 
     private void upload(Slot slot, long offset, long bytes) {
         CudaCheck.check(cuMemcpyAsync(Addresses.device(slot.device.address() + offset),
-                Addresses.device(slot.host.address() + offset), bytes, stream), "cuMemcpyAsync(work list)");
+                Addresses.device(slot.host.address() + offset), bytes, streams[turn]), "cuMemcpyAsync(work list)");
+    }
+
+    private void destroyStreams() {
+        for (int i = 0; i < STREAMS; i++) {
+            if (streams[i] != null) {
+                cuStreamDestroy(streams[i]);
+                streams[i] = null;
+            }
+        }
     }
 
     /** The least recently used work list if its launch finished, else a new one. */

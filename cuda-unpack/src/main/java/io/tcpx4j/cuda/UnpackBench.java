@@ -7,6 +7,7 @@ import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +29,10 @@ import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyAsync;
 import static jcuda.driver.JCudaDriver.cuMemsetD8;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
 
 /**
  * Unpack throughput against {@code cuMemcpy} device-to-device in the same run, on GPU 0.
@@ -36,7 +40,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * <pre>
  * java -cp ... io.tcpx4j.cuda.UnpackBench [--mib 256] [--iters 15] [--warmup 3]
  *      [--ptx label=file.ptx ...] [--ptx-both label=file.ptx ...] [--units 1,2,4]
- *      [--blocks 64,128] [--cases REGEX] [--out results.md]
+ *      [--blocks 64,128] [--cases REGEX] [--streams 1] [--out results.md]
  * </pre>
  *
  * <p>Cases: 4 KiB fragments (TCPX pages, permuted), 1 KiB fragments, and TCP-like fragments (1 to
@@ -50,7 +54,10 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * poisoned destination. {@code --units} also runs every kernel with each of these fixed unit sizes
  * (records per unit) besides its own choice, and {@code --blocks} each of these with blocks of these
  * thread counts besides the default; {@code --cases} keeps only the cases whose names
- * contain a match of the regular expression (e.g. {@code 4.KiB|1.KiB.shuffled$}).
+ * contain a match of the regular expression (e.g. {@code 4.KiB|1.KiB.shuffled$}). Back-to-back
+ * launches take turns on the unpacker's two streams, as its batches do, and the copies they are
+ * compared with likewise on two streams, so that consecutive ones may overlap for both;
+ * {@code --streams 1} puts both on one stream.
  */
 public final class UnpackBench {
 
@@ -64,6 +71,7 @@ public final class UnpackBench {
     private int[] units = {0};
     private int[] blocks = {0}; // 0: the kernel's own block size
     private Pattern cases;
+    private boolean twoStreams = true;
 
     private UnpackBench(CudaDeviceMemory memory, int iters, int warmup) {
         this.memory = memory;
@@ -79,6 +87,7 @@ public final class UnpackBench {
         String units = "";
         String cases = "";
         String blocks = "";
+        int streams = CudaUnpacker.STREAMS;
         List<String[]> variants = new ArrayList<>();
         variants.add(new String[] {"shipped", null});
         for (int i = 0; i < args.length; i += 2) {
@@ -91,6 +100,7 @@ public final class UnpackBench {
                 case "--units" -> units = v;
                 case "--cases" -> cases = v;
                 case "--blocks" -> blocks = v;
+                case "--streams" -> streams = Integer.parseInt(v);
                 case "--ptx" -> variants.add(v.split("=", 2));
                 case "--ptx-both" -> variants.add(new String[] {v.split("=", 2)[0], v.split("=", 2)[1], "both"});
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -110,11 +120,16 @@ public final class UnpackBench {
                 bench.blocks = IntStream.concat(IntStream.of(0),
                         Arrays.stream(blocks.split(",")).mapToInt(Integer::parseInt)).toArray();
             }
+            if (streams != 1 && streams != CudaUnpacker.STREAMS) {
+                throw new IllegalArgumentException("--streams takes 1 or " + CudaUnpacker.STREAMS + ": " + streams);
+            }
+            bench.twoStreams = streams == CudaUnpacker.STREAMS;
             if (!cases.isEmpty()) {
                 bench.cases = Pattern.compile(cases);
             }
             bench.line("UnpackBench " + Instant.now() + ", CUDA driver " + Cuda.driverVersion() + ", " + mib
-                    + " MiB per case, median of " + iters + " after " + warmup + " warm-up");
+                    + " MiB per case, median of " + iters + " after " + warmup + " warm-up"
+                    + (bench.twoStreams ? ", back to back over two streams" : ", back to back on one stream"));
             bench.line("");
             bench.line("| case | fragments | kernel | records | memcpy D2D GB/s | unpack GB/s, back to back | ratio | "
                     + "unpack GB/s, one launch after host work | ratio | host µs per launch | host ns per fragment |");
@@ -228,6 +243,9 @@ public final class UnpackBench {
         final FragmentPlan.Tables tables;
         final CUevent start = new CUevent();
         final CUevent stop = new CUevent();
+        final CUevent joined = new CUevent();
+        /** The second stream back-to-back copies take turns on (as the unpacker's batches do); null with --streams 1. */
+        final CUstream second;
 
         Case(FragmentPlan plan) {
             this.plan = plan;
@@ -250,6 +268,13 @@ public final class UnpackBench {
             memory.contexts().makeCurrent(0);
             CudaCheck.check(cuEventCreate(start, 0), "cuEventCreate");
             CudaCheck.check(cuEventCreate(stop, 0), "cuEventCreate");
+            CudaCheck.check(cuEventCreate(joined, 0), "cuEventCreate");
+            if (twoStreams) {
+                second = new CUstream();
+                CudaCheck.check(cuStreamCreate(second, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+            } else {
+                second = null;
+            }
         }
 
         /** Poisons the destination, unpacks once and compares every byte with the CPU reference. */
@@ -298,12 +323,15 @@ public final class UnpackBench {
 
         /** Median GB/s of the kernel and median host µs per launch. */
         double[] unpack(CudaUnpacker u) {
-            CUstream stream = u.stream();
+            u.overrideStreams(twoStreams ? CudaUnpacker.STREAMS : 1);
             double[] gbps = new double[iters];
             double[] hostMicros = new double[iters];
             for (int i = 0; i < warmup + iters; i++) {
                 memory.contexts().makeCurrent(0);
-                CudaCheck.check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+                for (CUstream s : u.streams()) {
+                    CudaCheck.check(cuStreamSynchronize(s), "cuStreamSynchronize");
+                }
+                CUstream stream = u.stream(); // this batch's
                 long t0 = System.nanoTime();
                 List<NetRequest> requests = tables.requests();
                 for (int r = 0; r < requests.size(); r++) {
@@ -328,11 +356,11 @@ public final class UnpackBench {
             // The same launch again and again with no host work in between: the GPU stays busy (and
             // at its clocks), as when receives arrive faster than one batch takes.
             double[] replay = new double[iters];
+            CUstream[] turns = u.streams();
             for (int i = 0; i < warmup + iters; i++) {
-                CudaCheck.check(cuEventRecord(start, stream), "cuEventRecord");
+                begin(turns);
                 u.replayLast(REPEAT);
-                CudaCheck.check(cuEventRecord(stop, stream), "cuEventRecord");
-                CudaCheck.check(cuEventSynchronize(stop), "cuEventSynchronize");
+                end(turns);
                 if (i >= warmup) {
                     replay[i - warmup] = REPEAT * plan.payloadBytes() / (elapsedMillis() * 1e6);
                 }
@@ -346,19 +374,37 @@ public final class UnpackBench {
             CUstream stream = memory.contexts().stream(0);
             double[] gbps = new double[iters];
             long n = plan.payloadBytes();
+            CUstream[] turns = second == null ? new CUstream[] {stream} : new CUstream[] {stream, second};
             for (int i = 0; i < warmup + iters; i++) {
-                CudaCheck.check(cuEventRecord(start, stream), "cuEventRecord");
+                begin(turns);
                 for (int k = 0; k < REPEAT; k++) {
                     CudaCheck.check(cuMemcpyAsync(Addresses.device(dst.address()), Addresses.device(bounce.address()), n,
-                            stream), "cuMemcpyAsync");
+                            turns[k % turns.length]), "cuMemcpyAsync");
                 }
-                CudaCheck.check(cuEventRecord(stop, stream), "cuEventRecord");
-                CudaCheck.check(cuEventSynchronize(stop), "cuEventSynchronize");
+                end(turns);
                 if (i >= warmup) {
                     gbps[i - warmup] = REPEAT * n / (elapsedMillis() * 1e6);
                 }
             }
             return median(gbps);
+        }
+
+        /** Records the start on the first of {@code turns}; the others start after it. */
+        private void begin(CUstream[] turns) {
+            CudaCheck.check(cuEventRecord(start, turns[0]), "cuEventRecord");
+            for (int k = 1; k < turns.length; k++) {
+                CudaCheck.check(cuStreamWaitEvent(turns[k], start, 0), "cuStreamWaitEvent");
+            }
+        }
+
+        /** Records the stop on the first of {@code turns} after the others' work too, and waits for it. */
+        private void end(CUstream[] turns) {
+            for (int k = 1; k < turns.length; k++) {
+                CudaCheck.check(cuEventRecord(joined, turns[k]), "cuEventRecord");
+                CudaCheck.check(cuStreamWaitEvent(turns[0], joined, 0), "cuStreamWaitEvent");
+            }
+            CudaCheck.check(cuEventRecord(stop, turns[0]), "cuEventRecord");
+            CudaCheck.check(cuEventSynchronize(stop), "cuEventSynchronize");
         }
 
         private double elapsedMillis() {
@@ -369,6 +415,10 @@ public final class UnpackBench {
 
         void close() {
             memory.contexts().makeCurrent(0);
+            cuEventDestroy(joined);
+            if (second != null) {
+                cuStreamDestroy(second);
+            }
             cuEventDestroy(start);
             cuEventDestroy(stop);
             tables.close();

@@ -166,6 +166,38 @@ class CudaUnpackerGpuTest {
         }
     }
 
+    /**
+     * Consecutive batches go to different streams: with the first batch's stream blocked, the
+     * second still completes, and the first's ticket stays pending until the flag flips.
+     */
+    @Test
+    void consecutiveBatchesCompleteIndependently() throws InterruptedException {
+        MemoryDescriptor flag = memory.allocatePinned(4096);
+        NativeMemory.putInt(flag.address(), 0);
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+            int result = cuStreamWaitValue32(unpacker.stream(), Addresses.device(flag.address()), 1, 0 /* GEQ */);
+            assumeTrue(result == CUresult.CUDA_SUCCESS, "stream memory operations unsupported: " + CUresult.stringFor(result));
+            Buffers first = new Buffers(FragmentPlan.uniform(2 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
+            Buffers second = new Buffers(FragmentPlan.tcpLike(2 << 20, random), MemoryKind.VRAM, MemoryKind.VRAM);
+            try {
+                long blocked = first.submit(unpacker);
+                try {
+                    long free = second.submit(unpacker);
+                    second.awaitAndVerify(unpacker, free);
+                    assertThat(unpacker.isDone(blocked)).as("done while its stream is blocked").isFalse();
+                } finally {
+                    NativeMemory.putInt(flag.address(), 1); // never leave the stream blocked
+                }
+                first.awaitAndVerify(unpacker, blocked);
+            } finally {
+                first.close();
+                second.close();
+            }
+        } finally {
+            memory.free(flag);
+        }
+    }
+
     @Test
     void hostToHostRunsOnTheCpuAndIsDoneAtOnce() {
         FragmentPlan plan = FragmentPlan.tcpLike(1 << 20, random);
