@@ -142,10 +142,8 @@ class CudaUnpackerGpuTest {
     @Test
     void theTicketGatesOnTheKernel() throws InterruptedException {
         MemoryDescriptor flag = memory.allocatePinned(4096);
-        NativeMemory.putInt(flag.address(), 0);
         try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
-            int result = cuStreamWaitValue32(unpacker.stream(), Addresses.device(flag.address()), 1, 0 /* GEQ */);
-            assumeTrue(result == CUresult.CUDA_SUCCESS, "stream memory operations unsupported: " + CUresult.stringFor(result));
+            blockNextBatch(unpacker, flag);
             Buffers b = new Buffers(FragmentPlan.uniform(4 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
             try {
                 long ticket = b.submit(unpacker);
@@ -173,10 +171,8 @@ class CudaUnpackerGpuTest {
     @Test
     void consecutiveBatchesCompleteIndependently() throws InterruptedException {
         MemoryDescriptor flag = memory.allocatePinned(4096);
-        NativeMemory.putInt(flag.address(), 0);
         try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
-            int result = cuStreamWaitValue32(unpacker.stream(), Addresses.device(flag.address()), 1, 0 /* GEQ */);
-            assumeTrue(result == CUresult.CUDA_SUCCESS, "stream memory operations unsupported: " + CUresult.stringFor(result));
+            blockNextBatch(unpacker, flag);
             Buffers first = new Buffers(FragmentPlan.uniform(2 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
             Buffers second = new Buffers(FragmentPlan.tcpLike(2 << 20, random), MemoryKind.VRAM, MemoryKind.VRAM);
             try {
@@ -196,6 +192,16 @@ class CudaUnpackerGpuTest {
         } finally {
             memory.free(flag);
         }
+    }
+
+    /**
+     * Holds the stream the unpacker's next batch goes to until the int at {@code flag} reads 1 (the
+     * caller sets it, always); skips the test where the GPU has no stream memory operations.
+     */
+    private static void blockNextBatch(CudaUnpacker unpacker, MemoryDescriptor flag) {
+        NativeMemory.putInt(flag.address(), 0);
+        int result = cuStreamWaitValue32(unpacker.stream(), Addresses.device(flag.address()), 1, 0 /* GEQ */);
+        assumeTrue(result == CUresult.CUDA_SUCCESS, "stream memory operations unsupported: " + CUresult.stringFor(result));
     }
 
     @Test
