@@ -99,6 +99,21 @@ record FragmentPlan(List<Receive> receives, long bounceBytes, long destinationBy
         return new Tables(this, bounce, bounceKind);
     }
 
+    /** A completed receive whose fragment table sits at {@code fragmentsAddress} (owned elsewhere). */
+    record TableRequest(int size, int fragmentCount, long fragmentsAddress, long bounceBase, MemoryKind bounceKind)
+            implements NetRequest {
+    }
+
+    /** Writes {srcOff, len, dstOff} triples as a TCPX fragment table at {@code at}. */
+    static void writeFragments(long at, long[][] fragments) {
+        for (long[] f : fragments) {
+            NativeMemory.putInt(at, (int) f[0]);
+            NativeMemory.putInt(at + 4, (int) f[1]);
+            NativeMemory.putLong(at + 8, f[2]);
+            at += NetRequest.FRAGMENT_BYTES;
+        }
+    }
+
     /** Fragment tables for every receive of a plan, freed by {@link #close()}. <b>Not thread-safe.</b> */
     static final class Tables implements AutoCloseable {
         private final List<NetRequest> requests = new ArrayList<>();
@@ -112,41 +127,9 @@ record FragmentPlan(List<Receive> receives, long bounceBytes, long destinationBy
             memory = NativeMemory.allocate(Math.max(16, total), 64);
             long at = memory;
             for (Receive r : plan.receives()) {
-                long table = at;
-                for (long[] f : r.fragments()) {
-                    NativeMemory.putInt(at, (int) f[0]);
-                    NativeMemory.putInt(at + 4, (int) f[1]);
-                    NativeMemory.putLong(at + 8, f[2]);
-                    at += NetRequest.FRAGMENT_BYTES;
-                }
-                int count = r.fragments().length;
-                int size = r.size();
-                requests.add(new NetRequest() {
-                    @Override
-                    public int size() {
-                        return size;
-                    }
-
-                    @Override
-                    public int fragmentCount() {
-                        return count;
-                    }
-
-                    @Override
-                    public long fragmentsAddress() {
-                        return table;
-                    }
-
-                    @Override
-                    public long bounceBase() {
-                        return bounce;
-                    }
-
-                    @Override
-                    public MemoryKind bounceKind() {
-                        return bounceKind;
-                    }
-                });
+                writeFragments(at, r.fragments());
+                requests.add(new TableRequest(r.size(), r.fragments().length, at, bounce, bounceKind));
+                at += (long) r.fragments().length * NetRequest.FRAGMENT_BYTES;
             }
         }
 

@@ -7,35 +7,24 @@ import io.tcpx4j.domain.port.out.NetRequest;
 /** A completed receive for tests: a fragment table in host memory over a given bounce area. */
 final class HostRequest implements NetRequest, AutoCloseable {
 
-    private final int size;
-    private final int count;
     private final long table;
-    private final long bounce;
-    private final MemoryKind bounceKind;
+    private final FragmentPlan.TableRequest view;
 
     /** Fragments as triples {srcOff, len, dstOff}. */
     HostRequest(int size, long[][] fragments, long bounce, MemoryKind bounceKind) {
-        this.size = size;
-        this.count = fragments.length;
-        this.table = NativeMemory.allocate(Math.max(1, (long) count * FRAGMENT_BYTES), 16);
-        for (int i = 0; i < count; i++) {
-            long rec = table + (long) i * FRAGMENT_BYTES;
-            NativeMemory.putInt(rec, (int) fragments[i][0]);
-            NativeMemory.putInt(rec + 4, (int) fragments[i][1]);
-            NativeMemory.putLong(rec + 8, fragments[i][2]);
-        }
-        this.bounce = bounce;
-        this.bounceKind = bounceKind;
+        this.table = NativeMemory.allocate(Math.max(1, (long) fragments.length * FRAGMENT_BYTES), 16);
+        FragmentPlan.writeFragments(table, fragments);
+        this.view = new FragmentPlan.TableRequest(size, fragments.length, table, bounce, bounceKind);
     }
 
     @Override
     public int size() {
-        return size;
+        return view.size();
     }
 
     @Override
     public int fragmentCount() {
-        return count;
+        return view.fragmentCount();
     }
 
     @Override
@@ -45,12 +34,12 @@ final class HostRequest implements NetRequest, AutoCloseable {
 
     @Override
     public long bounceBase() {
-        return bounce;
+        return view.bounceBase();
     }
 
     @Override
     public MemoryKind bounceKind() {
-        return bounceKind;
+        return view.bounceKind();
     }
 
     @Override
