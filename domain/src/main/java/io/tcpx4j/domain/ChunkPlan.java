@@ -55,11 +55,6 @@ class ChunkPlan {
         return addresses[desc] + offset;
     }
 
-    /** Offset of the next chunk inside its descriptor. */
-    final long nextOffset() {
-        return offset;
-    }
-
     /** Length of the next chunk. */
     final int nextLength() {
         return (int) Math.min(chunkSize, lengths[desc] - offset);
@@ -85,14 +80,13 @@ class ChunkPlan {
         return completed == chunks;
     }
 
+    /** Whether the chunks are drained into a discard buffer instead of this plan's regions. */
+    boolean discards() {
+        return false;
+    }
+
     /** Unpins every region this plan pinned. */
     final void releaseRegions() {
-        if (regions != null) {
-            for (LocalRegion r : regions) {
-                if (r != null) {
-                    r.releaseRef();
-                }
-            }
-        }
+        LocalRegion.releaseAll(regions);
     }
 }

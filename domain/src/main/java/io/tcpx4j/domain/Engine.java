@@ -1,21 +1,17 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
-import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
-import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.domain.protocol.ConnInfo;
-import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 
 import java.io.IOException;
@@ -24,17 +20,10 @@ import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -45,38 +34,33 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #doWork()}, either on a dedicated thread ({@link #start()}) or pumped by hand
  * ({@link #startManual()}, for deterministic tests). Application threads only validate and enqueue.
  *
+ * <p>The engine composes its parts: a {@link RegionRegistry} of registered memory, a
+ * {@link PeerDirectory} of peers and connections, and the sessions through which applications post.
+ *
  * <p>Thread-safe: every public method may be called from any thread; {@link #doWork()} from one
  * thread at a time (the agent).
  */
 public final class Engine implements TransferEngine {
 
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
+    /** New control connections are rare: no accept system call on every duty cycle. */
+    private static final long ACCEPT_POLL_NANOS = 100_000;
+    private static final long HOUSEKEEPING_NANOS = 1_000_000;
+    private static final int ACCEPTS_PER_POLL = 4;
 
     private final EngineConfig config;
-    private final NetTransport transport;
     private final DeviceMemory memory;
-    private final Unpacker unpacker;
     private final Clock clock;
-    private final byte[] secret = new byte[ConnInfo.SECRET_BYTES];
-    private final long incarnation;
-
-    private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
-    private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
+    private final LocalIdentity identity;
+    private final CommandQueue commands;
+    private final RegionRegistry registry;
+    private final PeerDirectory directory;
     private final ConcurrentLinkedQueue<Notification> notifications = new ConcurrentLinkedQueue<>();
     private final AtomicLong xferIds = new AtomicLong();
 
-    // registry: copy-on-write array sorted by start address, guarded by `this` for writers
-    private volatile LocalRegion[] regions = new LocalRegion[0];
-    private final Map<Long, RegistrationGroup> deviceGroups = new HashMap<>();
-
-    // agent-only state
-    private final List<Connection> connections = new CopyOnWriteArrayList<>();
-    private final List<LocalRegion> deregistering = new ArrayList<>();
-    private boolean connectionsClosed;
-    private LocalRegion discard;
+    // agent only
     private long lastHousekeeping;
     private long lastAccept;
-    private static final long ACCEPT_POLL_NANOS = 100_000;
 
     private ServerSocketChannel server;
     private volatile byte[] connInfo;
@@ -87,13 +71,15 @@ public final class Engine implements TransferEngine {
 
     public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
-        this.transport = Objects.requireNonNull(transport, "transport");
         this.memory = Objects.requireNonNull(memory, "memory");
-        this.unpacker = Objects.requireNonNull(unpacker, "unpacker");
         this.clock = Objects.requireNonNull(clock, "clock");
-        SecureRandom random = new SecureRandom();
-        random.nextBytes(secret);
-        this.incarnation = random.nextLong();
+        Objects.requireNonNull(transport, "transport");
+        Objects.requireNonNull(unpacker, "unpacker");
+        this.identity = new LocalIdentity(config.name());
+        this.commands = new CommandQueue(config.name());
+        this.registry = new RegionRegistry(config.name(), memory, transport, commands);
+        this.directory = new PeerDirectory(
+                new EngineContext(identity, config, transport, unpacker, clock, registry), notifications);
     }
 
     // ------------------------------------------------------------------ lifecycle
@@ -105,6 +91,7 @@ public final class Engine implements TransferEngine {
         Thread t = new Thread(this::runAgent, "tcpx4j-agent-" + config.name());
         t.setDaemon(true);
         agentThread = t;
+        commands.agentThread(t);
         t.start();
     }
 
@@ -133,7 +120,7 @@ public final class Engine implements TransferEngine {
             s.configureBlocking(false);
             server = s;
             int port = ((InetSocketAddress) s.getLocalAddress()).getPort();
-            connInfo = new ConnInfo(config.name(), advertise, port, secret).encode();
+            connInfo = new ConnInfo(config.name(), advertise, port, identity.secret()).encode();
         } catch (IOException e) {
             throw new TransferException(Code.BACKEND, "cannot listen on " + config.listenHost() + ":"
                     + config.listenPort() + ": " + e.getMessage(), e);
@@ -149,7 +136,7 @@ public final class Engine implements TransferEngine {
                     work = doWork();
                 } catch (RuntimeException | Error e) {
                     LOG.log(System.Logger.Level.ERROR, "progress agent of " + config.name() + " failed", e);
-                    failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
+                    directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
                     work = 1;
                 }
                 if (work > 0) {
@@ -167,10 +154,9 @@ public final class Engine implements TransferEngine {
     /*
      * Idle strategy, Agrona's BackoffIdleStrategy shape: a few spins, a few yields, then parks doubling
      * from 1 us to 200 us. Commands unpark the agent; transport completions and control frames are
-     * polled, so the cap bounds their latency (a 1 ms cap measured 0.81x raw below). Every idle duty cycle
-     * costs system calls (accept, control-stream read), so spinning is not free: with 50 spins and 50
-     * yields the agents took CPU from the loopback I/O threads on 2 cores and a 64 MiB WRITE ran at
-     * 0.74x a raw socket copy; with this, 0.92x (EngineVsRawBench, docs/PERFORMANCE.md).
+     * polled, so the cap bounds their latency. Every idle duty cycle costs system calls (accept,
+     * control-stream read), and on a small host spinning agents take CPU from the transport's I/O
+     * threads: hence few spins and yields.
      */
     private static final int IDLE_SPINS = 10;
     private static final int IDLE_YIELDS = 5;
@@ -199,6 +185,7 @@ public final class Engine implements TransferEngine {
                 return;
             }
             closed = true;
+            commands.close();
             t = agentThread;
         }
         if (t != null) {
@@ -217,30 +204,9 @@ public final class Engine implements TransferEngine {
     }
 
     private void shutdownOnAgent() {
-        TransferException reason = new TransferException(Code.CANCELED, "engine " + config.name() + " closed");
-        Runnable r;
-        while ((r = commands.poll()) != null) {
-            try {
-                r.run();
-            } catch (RuntimeException ignored) {
-                // closing anyway
-            }
-        }
-        for (Connection c : new ArrayList<>(connections)) {
-            c.bye(reason);
-        }
-        connections.clear();
-        for (Peer p : peers.values()) {
-            failPending(p, reason);
-        }
-        for (LocalRegion region : deregistering) {
-            finishDeregister(region);
-        }
-        deregistering.clear();
-        if (discard != null) {
-            memory.free(discard.range);
-            discard = null;
-        }
+        commands.drainOnClose();
+        directory.closeAll(new TransferException(Code.CANCELED, "engine " + config.name() + " closed"));
+        registry.close();
         try {
             if (server != null) {
                 server.close();
@@ -257,31 +223,20 @@ public final class Engine implements TransferEngine {
      * drives every connection. Returns the amount of work done (0 when idle).
      */
     public int doWork() {
-        int work = 0;
-        Runnable r;
-        while ((r = commands.poll()) != null) {
-            r.run();
-            work++;
-        }
+        int work = commands.runAll();
         if (closed && agentThread == null) {
             return work;
         }
         long now = clock.nanoTime();
         if (now - lastAccept >= ACCEPT_POLL_NANOS) {
-            // new control connections are rare: no accept syscall on every duty cycle
             lastAccept = now;
             work += acceptIncoming();
         }
-        for (int i = 0; i < connections.size(); i++) {
-            work += connections.get(i).doWork(now);
-        }
-        if (connectionsClosed) {
-            connectionsClosed = false;
-            connections.removeIf(Connection::isClosed);
-        }
-        if (now - lastHousekeeping > 1_000_000L) {
+        work += directory.doWork(now);
+        if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
             lastHousekeeping = now;
-            work += housekeeping(now);
+            work += registry.reclaim();
+            work += directory.housekeeping(now);
         }
         return work;
     }
@@ -291,7 +246,7 @@ public final class Engine implements TransferEngine {
             return 0;
         }
         int work = 0;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < ACCEPTS_PER_POLL; i++) {
             SocketChannel s;
             try {
                 s = server.accept();
@@ -303,7 +258,7 @@ public final class Engine implements TransferEngine {
                 return work;
             }
             try {
-                connections.add(Connection.accepted(this, s));
+                directory.accepted(s);
                 work++;
             } catch (IOException e) {
                 try {
@@ -316,292 +271,12 @@ public final class Engine implements TransferEngine {
         return work;
     }
 
-    private int housekeeping(long now) {
-        int work = 0;
-        for (int i = deregistering.size() - 1; i >= 0; i--) {
-            LocalRegion region = deregistering.get(i);
-            if (region.inflight() == 0) {
-                finishDeregister(region);
-                deregistering.remove(i);
-                work++;
-            }
-        }
-        for (Peer p : peers.values()) {
-            if (p.conn == null && !p.pending.isEmpty()) {
-                if (now - p.pendingSince > config.connectTimeout().toNanos()) {
-                    failPending(p, new TransferException(Code.REMOTE_DISCONNECT,
-                            "no connection to " + p.name + " within " + config.connectTimeout().toMillis() + " ms"));
-                } else if (now - p.crossingLostAt > 1_000_000_000L) {
-                    dial(p);
-                }
-                work++;
-            }
-        }
-        return work;
-    }
-
-    private void submit(Runnable command) {
-        if (closed) {
-            throw new TransferException(Code.CANCELED, "engine " + config.name() + " is closed");
-        }
-        commands.add(command);
-        Thread t = agentThread;
-        if (t != null) {
-            LockSupport.unpark(t);
-        }
-    }
-
-    private void failAll(TransferException reason) {
-        for (Connection c : new ArrayList<>(connections)) {
-            c.fail(reason);
-        }
-    }
-
-    // ------------------------------------------------------------------ called by connections
-
-    EngineConfig config() {
-        return config;
-    }
-
-    NetTransport transport() {
-        return transport;
-    }
-
-    Unpacker unpacker() {
-        return unpacker;
-    }
-
-    long now() {
-        return clock.nanoTime();
-    }
-
-    long incarnation() {
-        return incarnation;
-    }
-
-    boolean secretMatches(byte[] candidate) {
-        return MessageDigest.isEqual(secret, candidate);
-    }
-
-    int deviceFor(int channel) {
-        if (!config.channelDevices().isEmpty()) {
-            return config.channelDevices().get(channel % config.channelDevices().size());
-        }
-        int n = transport.deviceCount();
-        if (n < 1) {
-            throw new TransferException(Code.BACKEND, "transport " + transport.name() + " reports no network devices");
-        }
-        return channel % n;
-    }
-
-    /**
-     * Decides whether an authenticated incoming connection becomes the connection to {@code name}.
-     * Crossing dials (both sides dialed at once) keep the one dialed by the smaller name; a peer that
-     * dials again while connected has lost the old connection (a restart, or a failure it saw first).
-     */
-    boolean admit(Connection incoming, String name, long peerIncarnation) {
-        Peer p = peers.computeIfAbsent(name, Peer::new);
-        Connection existing = p.conn;
-        if (existing != null && existing != incoming && !existing.isClosed()) {
-            if (existing.dialer && !existing.isEstablished()) {
-                if (config.name().compareTo(name) < 0) {
-                    return false;
-                }
-                existing.abandon();
-                connectionsClosed = true;
-            } else if (existing.isEstablished() && existing.dialer && existing.peerIncarnation == peerIncarnation
-                    && config.name().compareTo(name) < 0) {
-                // the peer's half of a crossing dial arriving late: ours, dialed by the smaller name, stays
-                return false;
-            } else {
-                existing.fail(new TransferException(Code.REMOTE_DISCONNECT, "peer " + name + " reconnected"
-                        + (existing.peerIncarnation != peerIncarnation ? " after a restart" : "")));
-            }
-        }
-        incoming.peer = p;
-        p.conn = incoming;
-        return true;
-    }
-
-    void crossingLost(Connection c) {
-        connectionsClosed = true;
-        if (c.peer.conn == c) {
-            c.peer.conn = null;
-            c.peer.crossingLostAt = clock.nanoTime();
-        }
-    }
-
-    void forgetClosed(Connection c) {
-        connectionsClosed = true;
-    }
-
-    void established(Connection c) {
-        Peer p = c.peer;
-        p.incarnation = c.peerIncarnation;
-        Object o;
-        while ((o = p.pending.poll()) != null) {
-            if (o instanceof Post post) {
-                c.start(post);
-            } else {
-                c.sendNotification((byte[]) o);
-            }
-        }
-    }
-
-    void failed(Connection c, TransferException reason) {
-        connectionsClosed = true;
-        Peer p = c.peer;
-        if (p != null && p.conn == c) {
-            p.conn = null;
-            failPending(p, reason);
-        }
-    }
-
-    private static void failPending(Peer p, TransferException reason) {
-        Object o;
-        while ((o = p.pending.poll()) != null) {
-            if (o instanceof Post post) {
-                post.releaseRegions();
-                post.xfer().fail(reason);
-            }
-        }
-    }
-
-    void deliver(String agent, byte[] message) {
-        notifications.add(new Notification(agent, message));
-    }
-
-    LocalRegion discardRegion() {
-        if (discard == null) {
-            MemoryDescriptor d = memory.allocate(MemoryKind.DRAM, EngineConfig.MAX_CHUNK, 0);
-            discard = new LocalRegion(null, d, new RegistrationGroup(-1, d.address(), d.length(), PtrType.HOST));
-        }
-        return discard;
-    }
-
-    /**
-     * Target-side check of remote ranges: each must lie inside one currently registered region. On
-     * success the regions are pinned into {@code out} and 0 is returned; otherwise nothing stays pinned
-     * and the NIXL status of the refusal is returned.
-     */
-    int admitRemoteAccess(long[] addresses, long[] lengths, LocalRegion[] out) {
-        for (int i = 0; i < addresses.length; i++) {
-            LocalRegion r = find(addresses[i], lengths[i], null);
-            if (r == null || !r.acquire()) {
-                for (int j = 0; j < i; j++) {
-                    out[j].releaseRef();
-                    out[j] = null;
-                }
-                return Code.NOT_ALLOWED.nixlStatus();
-            }
-            out[i] = r;
-        }
-        return 0;
-    }
-
-    // ------------------------------------------------------------------ registry
+    // ------------------------------------------------------------------ memory
 
     @Override
     public RegisteredMemory register(MemoryDescriptor m) {
-        Objects.requireNonNull(m, "memory");
-        checkOpen();
-        if (m.length() == 0) {
-            throw new TransferException(Code.INVALID_PARAM, "cannot register an empty range " + m);
-        }
-        MemoryKind actual = memory.kindOf(m.address());
-        if (actual != m.kind()) {
-            if (m.kind() == MemoryKind.VRAM && !memory.hasDevices()) {
-                throw new TransferException(Code.NOT_SUPPORTED, "no GPU support in this engine: cannot register " + m);
-            }
-            throw new TransferException(Code.INVALID_PARAM, m + " is " + actual + " memory, not " + m.kind());
-        }
-        synchronized (this) {
-            RegistrationGroup g;
-            if (m.kind() == MemoryKind.VRAM) {
-                MemoryDescriptor alloc = memory.allocationRange(m.address(), m.length());
-                if (!alloc.contains(m.address(), m.length())) {
-                    throw new TransferException(Code.INVALID_PARAM, m + " is not inside one allocation");
-                }
-                g = deviceGroups.computeIfAbsent(alloc.address(),
-                        k -> new RegistrationGroup(k, alloc.address(), alloc.length(), PtrType.CUDA));
-            } else {
-                g = new RegistrationGroup(-1, m.address(), m.length(), PtrType.HOST);
-            }
-            g.regions++;
-            LocalRegion region = new LocalRegion(this, m, g);
-            LocalRegion[] old = regions;
-            LocalRegion[] next = Arrays.copyOf(old, old.length + 1);
-            int at = old.length;
-            while (at > 0 && Long.compareUnsigned(next[at - 1].range.address(), m.address()) > 0) {
-                next[at] = next[at - 1];
-                at--;
-            }
-            next[at] = region;
-            regions = next;
-            return region;
-        }
-    }
-
-    void deregister(LocalRegion region) {
-        synchronized (this) {
-            LocalRegion[] old = regions;
-            int idx = -1;
-            for (int i = 0; i < old.length; i++) {
-                if (old[i] == region) {
-                    idx = i;
-                    break;
-                }
-            }
-            if (idx < 0) {
-                return;
-            }
-            LocalRegion[] next = new LocalRegion[old.length - 1];
-            System.arraycopy(old, 0, next, 0, idx);
-            System.arraycopy(old, idx + 1, next, idx, old.length - idx - 1);
-            regions = next;
-        }
-        if (closed) {
-            return;
-        }
-        submit(() -> deregistering.add(region));
-    }
-
-    private void finishDeregister(LocalRegion region) {
-        RegistrationGroup g = region.group;
-        boolean last;
-        synchronized (this) {
-            last = --g.regions == 0;
-            if (last && g.type == PtrType.CUDA) {
-                deviceGroups.remove(g.key);
-            }
-        }
-        if (last) {
-            g.forgetAll(transport);
-        }
-    }
-
-    /** The open region containing {@code [address, address+length)}, of {@code kind} if non-null. */
-    private LocalRegion find(long address, long length, MemoryKind kind) {
-        LocalRegion[] rs = regions;
-        int lo = 0;
-        int hi = rs.length - 1;
-        int last = -1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            if (Long.compareUnsigned(rs[mid].range.address(), address) <= 0) {
-                last = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        for (int i = last; i >= 0; i--) {
-            LocalRegion r = rs[i];
-            if (r.range.contains(address, length) && !r.isClosed() && (kind == null || r.range.kind() == kind)) {
-                return r;
-            }
-        }
-        return null;
+        commands.checkOpen();
+        return registry.register(m);
     }
 
     // ------------------------------------------------------------------ peers
@@ -623,17 +298,14 @@ public final class Engine implements TransferEngine {
     @Override
     public void loadPeer(String name, byte[] info) {
         Objects.requireNonNull(name, "name");
-        checkOpen();
+        commands.checkOpen();
         ConnInfo ci = ConnInfo.decode(info);
         if (!ci.name().equals(name)) {
             throw new TransferException(Code.INVALID_PARAM, "conn-info of " + ci.name() + " loaded as " + name);
         }
-        if (name.equals(config.name())) {
-            return;
+        if (!name.equals(config.name())) {
+            directory.loadPeer(name, ci);
         }
-        Peer p = peers.computeIfAbsent(name, Peer::new);
-        p.address = new InetSocketAddress(ci.host(), ci.port());
-        p.info = ci;
     }
 
     @Override
@@ -642,77 +314,43 @@ public final class Engine implements TransferEngine {
         if (!md.owner().equals(peer)) {
             throw new TransferException(Code.INVALID_PARAM, "metadata of " + md.owner() + " loaded for " + peer);
         }
-        if (peer.equals(config.name())) {
-            return;
+        if (!peer.equals(config.name())) {
+            directory.loadRemoteMetadata(md);
         }
-        Peer p = peers.computeIfAbsent(peer, Peer::new);
-        p.remoteRegions.addIfAbsent(md.region());
     }
 
     @Override
     public void unloadRemoteMetadata(String peer, byte[] publicMetadata) {
-        RegionMetadata md = RegionMetadata.decode(publicMetadata);
-        Peer p = peers.get(peer);
-        if (p == null || !p.remoteRegions.remove(md.region())) {
-            throw new TransferException(Code.NOT_FOUND, "no region " + md.region() + " loaded for " + peer);
-        }
+        directory.unloadRemoteMetadata(peer, RegionMetadata.decode(publicMetadata));
     }
 
     @Override
     public void connect(String peer) {
         Peer p = knownPeer(peer);
-        submit(() -> {
-            if (p.conn == null) {
-                dial(p);
-            }
-        });
+        commands.submit(() -> directory.connect(p));
     }
 
     @Override
     public void disconnect(String peer) {
         Peer p = knownPeer(peer);
-        submit(() -> {
-            TransferException reason = new TransferException(Code.REMOTE_DISCONNECT, "disconnected from " + peer + " locally");
-            if (p.conn != null) {
-                p.conn.bye(reason);
-            }
-            failPending(p, reason);
-        });
-    }
-
-    private void dial(Peer p) {
-        if (p.info == null) {
-            failPending(p, new TransferException(Code.NOT_FOUND,
-                    "peer " + p.name + " has no conn-info loaded and is not connected"));
-            return;
-        }
-        try {
-            Connection c = Connection.dial(this, p, p.address);
-            p.conn = c;
-            connections.add(c);
-        } catch (IOException | RuntimeException e) {
-            failPending(p, new TransferException(Code.REMOTE_DISCONNECT, "cannot dial " + p.name + " at " + p.address + ": " + e, e));
-        }
+        commands.submit(() -> directory.disconnect(p,
+                new TransferException(Code.REMOTE_DISCONNECT, "disconnected from " + peer + " locally")));
     }
 
     private Peer knownPeer(String name) {
         Objects.requireNonNull(name, "peer");
-        checkOpen();
-        Peer p = peers.get(name);
-        if (p == null) {
-            throw new TransferException(Code.NOT_FOUND, "unknown peer " + name + ": load its conn-info first");
-        }
-        return p;
+        commands.checkOpen();
+        return directory.knownPeer(name);
     }
 
     @Override
     public Session session(String peer) {
         Objects.requireNonNull(peer, "peer");
-        checkOpen();
+        commands.checkOpen();
         if (peer.equals(config.name())) {
-            return new LocalSession();
+            return new LocalSession(config.name(), commands, registry, memory, notifications, xferIds);
         }
-        return new RemoteSession(knownPeer(peer));
+        return new RemoteSession(knownPeer(peer), commands, registry, directory, xferIds);
     }
 
     @Override
@@ -723,215 +361,6 @@ public final class Engine implements TransferEngine {
             out.add(n);
         }
         return out;
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new TransferException(Code.CANCELED, "engine " + config.name() + " is closed");
-        }
-    }
-
-    // ------------------------------------------------------------------ sessions
-
-    private static void checkPairs(List<MemoryDescriptor> local, List<MemoryDescriptor> remote, byte[] notification) {
-        Objects.requireNonNull(local, "local");
-        Objects.requireNonNull(remote, "remote");
-        if (local.isEmpty()) {
-            throw new TransferException(Code.INVALID_PARAM, "no descriptors");
-        }
-        if (local.size() != remote.size()) {
-            throw new TransferException(Code.MISMATCH, local.size() + " local descriptors, " + remote.size() + " remote");
-        }
-        if (local.size() > ControlFrame.MAX_RANGES) {
-            throw new TransferException(Code.INVALID_PARAM, "more than " + ControlFrame.MAX_RANGES + " descriptors");
-        }
-        for (int i = 0; i < local.size(); i++) {
-            if (local.get(i).length() != remote.get(i).length()) {
-                throw new TransferException(Code.MISMATCH, "descriptor " + i + ": local " + local.get(i).length()
-                        + " bytes, remote " + remote.get(i).length());
-            }
-        }
-        if (notification != null && notification.length > ControlFrame.MAX_NOTIFICATION) {
-            throw new TransferException(Code.INVALID_PARAM, "notification larger than " + ControlFrame.MAX_NOTIFICATION);
-        }
-    }
-
-    /** Pins the local regions of every descriptor, or throws with nothing pinned. */
-    private LocalRegion[] pinLocal(List<MemoryDescriptor> local) {
-        LocalRegion[] out = new LocalRegion[local.size()];
-        for (int i = 0; i < out.length; i++) {
-            MemoryDescriptor d = local.get(i);
-            LocalRegion r = find(d.address(), d.length(), d.kind());
-            if (r == null || !r.acquire()) {
-                for (int j = 0; j < i; j++) {
-                    out[j].releaseRef();
-                }
-                throw new TransferException(Code.NOT_FOUND, "descriptor " + i + " " + d
-                        + " is not inside memory registered with " + config.name());
-            }
-            out[i] = r;
-        }
-        return out;
-    }
-
-    private final class RemoteSession implements Session {
-        private final Peer peer;
-
-        RemoteSession(Peer peer) {
-            this.peer = peer;
-        }
-
-        @Override
-        public String peer() {
-            return peer.name;
-        }
-
-        @Override
-        public Transfer write(List<MemoryDescriptor> local, List<MemoryDescriptor> remote, byte[] notification) {
-            return post(true, local, remote, notification);
-        }
-
-        @Override
-        public Transfer read(List<MemoryDescriptor> local, List<MemoryDescriptor> remote, byte[] notification) {
-            return post(false, local, remote, notification);
-        }
-
-        private Transfer post(boolean write, List<MemoryDescriptor> local, List<MemoryDescriptor> remote,
-                              byte[] notification) {
-            checkOpen();
-            checkPairs(local, remote, notification);
-            int n = local.size();
-            long[] la = new long[n];
-            long[] ra = new long[n];
-            long[] len = new long[n];
-            long bytes = 0;
-            for (int i = 0; i < n; i++) {
-                MemoryDescriptor r = remote.get(i);
-                if (!peer.publishes(r.address(), r.length())) {
-                    throw new TransferException(Code.NOT_FOUND, "remote descriptor " + i + " " + r
-                            + " is not inside a region " + peer.name + " published (load its metadata first)");
-                }
-                la[i] = local.get(i).address();
-                ra[i] = r.address();
-                len[i] = r.length();
-                bytes += len[i];
-            }
-            LocalRegion[] pinned = pinLocal(local);
-            Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
-            Post p = new Post(write, x, la, ra, len, pinned, notification == null ? null : notification.clone());
-            try {
-                submit(() -> {
-                    if (p.xfer().isEnded()) {
-                        return;
-                    }
-                    Connection c = peer.conn;
-                    if (c != null && c.isEstablished()) {
-                        c.start(p);
-                    } else {
-                        if (peer.pending.isEmpty()) {
-                            peer.pendingSince = clock.nanoTime();
-                        }
-                        peer.pending.add(p);
-                        if (c == null) {
-                            dial(peer);
-                        }
-                    }
-                });
-            } catch (TransferException e) {
-                p.releaseRegions();
-                throw e;
-            }
-            return x;
-        }
-
-        @Override
-        public void notify(byte[] message) {
-            Objects.requireNonNull(message, "message");
-            if (message.length > ControlFrame.MAX_NOTIFICATION) {
-                throw new TransferException(Code.INVALID_PARAM, "notification larger than " + ControlFrame.MAX_NOTIFICATION);
-            }
-            byte[] m = message.clone();
-            submit(() -> {
-                Connection c = peer.conn;
-                if (c != null && c.isEstablished()) {
-                    c.sendNotification(m);
-                } else {
-                    if (peer.pending.isEmpty()) {
-                        peer.pendingSince = clock.nanoTime();
-                    }
-                    peer.pending.add(m);
-                    if (c == null) {
-                        dial(peer);
-                    }
-                }
-            });
-        }
-    }
-
-    /** Transfers between two regions of this engine: plain copies, never the network. */
-    private final class LocalSession implements Session {
-
-        @Override
-        public String peer() {
-            return config.name();
-        }
-
-        @Override
-        public Transfer write(List<MemoryDescriptor> local, List<MemoryDescriptor> remote, byte[] notification) {
-            return copy(local, remote, notification);
-        }
-
-        @Override
-        public Transfer read(List<MemoryDescriptor> local, List<MemoryDescriptor> remote, byte[] notification) {
-            return copy(remote, local, notification);
-        }
-
-        private Transfer copy(List<MemoryDescriptor> from, List<MemoryDescriptor> to, byte[] notification) {
-            checkOpen();
-            checkPairs(from, to, notification);
-            LocalRegion[] a = pinLocal(from);
-            LocalRegion[] b;
-            try {
-                b = pinLocal(to);
-            } catch (TransferException e) {
-                for (LocalRegion r : a) {
-                    r.releaseRef();
-                }
-                throw e;
-            }
-            long bytes = 0;
-            for (MemoryDescriptor d : from) {
-                bytes += d.length();
-            }
-            Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
-            try {
-                for (int i = 0; i < from.size(); i++) {
-                    if (from.get(i).length() > 0) {
-                        memory.copy(to.get(i), from.get(i));
-                    }
-                }
-                if (notification != null) {
-                    deliver(config.name(), notification);
-                }
-                x.succeed();
-            } catch (TransferException e) {
-                x.fail(e);
-            } finally {
-                for (LocalRegion r : a) {
-                    r.releaseRef();
-                }
-                for (LocalRegion r : b) {
-                    r.releaseRef();
-                }
-            }
-            return x;
-        }
-
-        @Override
-        public void notify(byte[] message) {
-            Objects.requireNonNull(message, "message");
-            deliver(config.name(), message.clone());
-        }
     }
 
     // ------------------------------------------------------------------ observability
@@ -946,16 +375,7 @@ public final class Engine implements TransferEngine {
      * without synchronisation and may be slightly stale while the agent runs.
      */
     public Stats stats() {
-        int conns = 0;
-        int reqs = 0;
-        int ops = 0;
-        for (Connection c : connections) {
-            if (!c.isClosed()) {
-                conns++;
-            }
-            reqs += c.outstandingRequests();
-            ops += c.liveOps();
-        }
-        return new Stats(conns, reqs, ops, regions.length, notifications.size());
+        PeerDirectory.Counts c = directory.counts();
+        return new Stats(c.connections(), c.requests(), c.operations(), registry.size(), notifications.size());
     }
 }

@@ -22,6 +22,7 @@ final class InOp extends ChunkPlan {
         this.refusal = refusal;
     }
 
+    @Override
     boolean discards() {
         return refusal != 0;
     }

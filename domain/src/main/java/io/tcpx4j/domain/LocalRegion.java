@@ -2,7 +2,6 @@ package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.RegisteredMemory;
-import io.tcpx4j.domain.protocol.RegionMetadata;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -14,18 +13,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class LocalRegion implements RegisteredMemory {
 
-    final Engine engine;
+    /** Who takes the region back when the application closes it. */
+    interface Owner {
+        void deregister(LocalRegion region);
+    }
+
+    private final Owner owner;
     final MemoryDescriptor range;
     final RegistrationGroup group;
     private final byte[] metadata;
     private final AtomicInteger inflight = new AtomicInteger();
     private volatile boolean closed;
 
-    LocalRegion(Engine engine, MemoryDescriptor range, RegistrationGroup group) {
-        this.engine = engine;
+    LocalRegion(Owner owner, MemoryDescriptor range, RegistrationGroup group, byte[] metadata) {
+        this.owner = owner;
         this.range = range;
         this.group = group;
-        this.metadata = engine == null ? new byte[0] : new RegionMetadata(engine.name(), range).encode();
+        this.metadata = metadata;
     }
 
     @Override
@@ -52,6 +56,17 @@ final class LocalRegion implements RegisteredMemory {
         inflight.decrementAndGet();
     }
 
+    /** Unpins every non-null region of {@code regions} (null itself is allowed). */
+    static void releaseAll(LocalRegion[] regions) {
+        if (regions != null) {
+            for (LocalRegion r : regions) {
+                if (r != null) {
+                    r.releaseRef();
+                }
+            }
+        }
+    }
+
     int inflight() {
         return inflight.get();
     }
@@ -64,7 +79,9 @@ final class LocalRegion implements RegisteredMemory {
     public void close() {
         if (!closed) {
             closed = true;
-            engine.deregister(this);
+            if (owner != null) {
+                owner.deregister(this);
+            }
         }
     }
 

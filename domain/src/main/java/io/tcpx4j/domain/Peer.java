@@ -22,8 +22,7 @@ final class Peer {
 
     // agent only
     Connection conn;
-    final ArrayDeque<Object> pending = new ArrayDeque<>();
-    long incarnation;
+    final ArrayDeque<PendingWork> pending = new ArrayDeque<>();
     long pendingSince;
     long crossingLostAt = Long.MIN_VALUE / 2;
 

@@ -33,14 +33,15 @@ final class RegistrationGroup {
         this.type = type;
     }
 
-    /** The registration on {@code comm}, registering on first use. */
-    MemoryRegistration on(NetTransport transport, Comm comm, Connection owner) {
-        MemoryRegistration mr = perComm.get(comm);
-        if (mr == null) {
-            mr = transport.register(comm, address, size, type);
-            perComm.put(comm, mr);
-            owner.registeredGroups.add(this);
-        }
+    /** The registration on {@code comm}, or null if this group is not registered there yet. */
+    MemoryRegistration on(Comm comm) {
+        return perComm.get(comm);
+    }
+
+    /** Registers the group on {@code comm} (which must not have it yet). */
+    MemoryRegistration register(NetTransport transport, Comm comm) {
+        MemoryRegistration mr = transport.register(comm, address, size, type);
+        perComm.put(comm, mr);
         return mr;
     }
 
@@ -66,9 +67,5 @@ final class RegistrationGroup {
             }
         }
         perComm.clear();
-    }
-
-    int registrations() {
-        return perComm.size();
     }
 }

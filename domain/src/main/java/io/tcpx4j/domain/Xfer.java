@@ -14,7 +14,8 @@ import java.util.concurrent.ExecutionException;
 
 /**
  * A posted transfer. The engine's agent ends it exactly once ({@link #succeed()} or {@link #fail});
- * {@link #release()} from any thread marks it RELEASED and lets the agent drain it.
+ * {@link #release()} from any thread marks it RELEASED at once, while the agent finishes its chunks in
+ * the background (the wire streams stay in step); its end then changes nothing the application sees.
  *
  * <p>Thread-safe.
  */
@@ -25,7 +26,6 @@ final class Xfer implements Transfer {
     private volatile TransferStatus status = TransferStatus.IN_PROGRESS;
     private volatile TransferException error;
     private final CompletableFuture<Transfer> done = new CompletableFuture<>();
-    private volatile boolean released;
 
     Xfer(long id, long bytes) {
         this.id = id;
@@ -61,17 +61,12 @@ final class Xfer implements Transfer {
 
     @Override
     public void release() {
-        released = true;
         synchronized (this) {
             if (status == TransferStatus.IN_PROGRESS) {
                 status = TransferStatus.RELEASED;
                 error = new TransferException(TransferException.Code.CANCELED, "released by the application");
             }
         }
-    }
-
-    boolean isReleased() {
-        return released;
     }
 
     @Override

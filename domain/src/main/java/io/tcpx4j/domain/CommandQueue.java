@@ -1,0 +1,84 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The way into the progress agent: application threads enqueue commands, the agent runs them at the
+ * start of its next duty cycle and is unparked at once if it sleeps.
+ *
+ * <p>Thread-safe.
+ */
+final class CommandQueue {
+
+    private final String engineName;
+    private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
+    private volatile Thread agent;
+    private volatile boolean closed;
+
+    CommandQueue(String engineName) {
+        this.engineName = engineName;
+    }
+
+    /** The thread to unpark when a command arrives; null when the agent is pumped by hand. */
+    void agentThread(Thread t) {
+        agent = t;
+    }
+
+    /** Enqueues {@code command} for the agent; CANCELED once the engine is closed. */
+    void submit(Runnable command) {
+        if (closed) {
+            throw closedError();
+        }
+        commands.add(command);
+        Thread t = agent;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /** Runs every queued command on the calling (agent) thread; returns how many ran. */
+    int runAll() {
+        int n = 0;
+        Runnable r;
+        while ((r = commands.poll()) != null) {
+            r.run();
+            n++;
+        }
+        return n;
+    }
+
+    /** Runs what is left while closing; a failing command does not stop the others. */
+    void drainOnClose() {
+        Runnable r;
+        while ((r = commands.poll()) != null) {
+            try {
+                r.run();
+            } catch (RuntimeException ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    void close() {
+        closed = true;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Throws CANCELED if the engine is closed. */
+    void checkOpen() {
+        if (closed) {
+            throw closedError();
+        }
+    }
+
+    private TransferException closedError() {
+        return new TransferException(Code.CANCELED, "engine " + engineName + " is closed");
+    }
+}

@@ -1,0 +1,386 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.Comm;
+import io.tcpx4j.domain.port.out.MemoryRegistration;
+import io.tcpx4j.domain.port.out.NetRequest;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.protocol.ControlFrame;
+import io.tcpx4j.domain.protocol.FrameWriter;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The data side of an established connection: its channels, the transfers announced in both
+ * directions and the chunks of each on the transport.
+ *
+ * <p>For each direction the data sender is the only ordering authority: it writes a WRITE or
+ * READ_DATA frame announcing a chunk sequence, then posts the sends; chunk k of the direction's
+ * stream travels on channel k mod C. The receiver posts receives in exactly the announced order.
+ * Protocol violations by the peer are thrown as {@link TransferException}s with REMOTE_DISCONNECT.
+ *
+ * <p><b>Not thread-safe</b>: owned by the engine's agent.
+ */
+final class DataPath {
+
+    private static final System.Logger LOG = System.getLogger(DataPath.class.getName());
+
+    private final String engineName;
+    private final String peerName;
+    private final EngineConfig cfg;
+    private final NetTransport transport;
+    private final Unpacker unpacker;
+    private final RegionRegistry registry;
+    private final FrameWriter writer;
+    private final Consumer<byte[]> deliver;
+
+    private final ChannelGroup channels;
+    private final Lane out;
+    private final Lane in;
+    private final Map<Long, OutOp> awaitingAck = new HashMap<>();
+    private final Map<Long, Post> awaitingData = new HashMap<>();
+    private final Set<ChunkPlan> live = Collections.newSetFromMap(new IdentityHashMap<>());
+    private final Set<RegistrationGroup> registered = Collections.newSetFromMap(new IdentityHashMap<>());
+
+    /** {@code deliver} takes the notifications that arrive for this engine. */
+    DataPath(String engineName, String peerName, EngineConfig cfg, NetTransport transport, Unpacker unpacker,
+             RegionRegistry registry, FrameWriter writer, Consumer<byte[]> deliver, ChannelGroup channels) {
+        this.engineName = engineName;
+        this.peerName = peerName;
+        this.cfg = cfg;
+        this.transport = transport;
+        this.unpacker = unpacker;
+        this.registry = registry;
+        this.writer = writer;
+        this.deliver = deliver;
+        this.channels = channels;
+        this.out = new Lane(true, cfg.sendWindow());
+        this.in = new Lane(false, cfg.recvWindow());
+    }
+
+    /** Channel set-up until every comm is up; returns work done. */
+    int setUp() {
+        return channels.isReady() ? 0 : channels.setUp(engineName, peerName);
+    }
+
+    boolean isReady() {
+        return channels.isReady();
+    }
+
+    void onHandles(ControlFrame.Handles h) {
+        channels.peerHandles(h.handles());
+    }
+
+    // ------------------------------------------------------------------ announcements
+
+    /** Announces and queues a validated post. */
+    void start(Post p) {
+        int n = p.lengths().length;
+        if (p.write()) {
+            writer.write(p.xfer().id, cfg.chunkSize(), p.notification(), p.remoteAddresses(), p.lengths(), n);
+            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize());
+            awaitingAck.put(op.xferId, op);
+            live.add(op);
+            if (op.chunks > 0) {
+                out.queue.add(op);
+            }
+        } else {
+            writer.read(p.xfer().id, p.remoteAddresses(), p.lengths(), n);
+            awaitingData.put(p.xfer().id, p);
+        }
+    }
+
+    void onWrite(ControlFrame.Write w) {
+        checkChunk(w.chunkSize());
+        LocalRegion[] regions = new LocalRegion[w.lengths().length];
+        int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
+        InOp op = new InOp(null, w.xfer(), w.addresses(), w.lengths(), refusal == 0 ? regions : null,
+                w.chunkSize(), w.notification(), refusal);
+        if (refusal != 0) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3}); draining its data",
+                    engineName, w.xfer(), peerName, refusal);
+        }
+        receive(op);
+    }
+
+    void onWriteAck(ControlFrame.WriteAck a) {
+        OutOp op = awaitingAck.get(a.xfer());
+        if (op == null || op.acked) {
+            throw disconnect("WRITE_ACK for unknown transfer " + a.xfer());
+        }
+        op.acked = true;
+        op.ackStatus = a.nixlStatus();
+        maybeFinishWrite(op);
+    }
+
+    void onRead(ControlFrame.Read r) {
+        LocalRegion[] regions = new LocalRegion[r.lengths().length];
+        int refusal = registry.admitRemoteAccess(r.addresses(), r.lengths(), regions);
+        if (refusal != 0) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: refused READ {1} from {2} (status {3})",
+                    engineName, r.xfer(), peerName, refusal);
+            writer.readNack(r.xfer(), refusal);
+            return;
+        }
+        writer.readData(r.xfer(), cfg.chunkSize());
+        OutOp op = new OutOp(null, r.xfer(), r.addresses(), r.lengths(), regions, cfg.chunkSize());
+        if (op.chunks == 0) {
+            op.releaseRegions();
+        } else {
+            live.add(op);
+            out.queue.add(op);
+        }
+    }
+
+    void onReadData(ControlFrame.ReadData d) {
+        checkChunk(d.chunkSize());
+        Post p = awaitingData.remove(d.xfer());
+        if (p == null) {
+            throw disconnect("READ_DATA for unknown transfer " + d.xfer());
+        }
+        receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(),
+                p.notification(), 0));
+    }
+
+    void onReadNack(ControlFrame.ReadNack n) {
+        Post p = awaitingData.remove(n.xfer());
+        if (p == null) {
+            throw disconnect("READ_NACK for unknown transfer " + n.xfer());
+        }
+        p.releaseRegions();
+        p.xfer().fail(new TransferException(Code.ofNixlStatus(n.nixlStatus()),
+                "peer " + peerName + " refused the READ (a remote range is outside its registered memory?)"));
+    }
+
+    private void receive(InOp op) {
+        live.add(op);
+        if (op.chunks == 0) {
+            finishIn(op);
+        } else {
+            in.queue.add(op);
+        }
+    }
+
+    private static void checkChunk(int chunk) {
+        if (chunk < 1 || chunk > EngineConfig.MAX_CHUNK) {
+            throw disconnect("peer announced chunk size " + chunk);
+        }
+    }
+
+    // ------------------------------------------------------------------ progress
+
+    /** One pass over the transport: completions first, so that freed slots are posted again at once. */
+    int progress() {
+        if (!channels.isReady()) {
+            return 0;
+        }
+        int work = testSends();
+        work += testReceives();
+        work += consumeReceives();
+        work += post(in);
+        work += post(out);
+        return work;
+    }
+
+    /** Posts the lane's next chunks while windows and the transport allow. */
+    private int post(Lane lane) {
+        int work = 0;
+        int c = channels.size();
+        while (!lane.queue.isEmpty()) {
+            ChunkPlan op = lane.queue.peek();
+            if (!op.hasNext()) {
+                lane.queue.poll();
+                continue;
+            }
+            Channel ch = channels.get((int) (lane.seq % c));
+            RequestRing ring = lane.ring(ch);
+            if (ring.count() >= lane.window) {
+                break;
+            }
+            int len = op.nextLength();
+            LocalRegion region;
+            long address;
+            if (op.discards()) {
+                region = registry.discardRegion();
+                address = region.range.address();
+            } else {
+                region = op.regions[op.nextDesc()];
+                address = op.nextAddress();
+            }
+            NetRequest req;
+            if (lane.sends) {
+                req = transport.isend(ch.send, address, len, (int) lane.seq, registration(region.group, ch.send));
+            } else {
+                req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(region.group, ch.recv));
+            }
+            if (req == null) {
+                break;
+            }
+            ring.add(op, req, address, region.range.kind());
+            op.advance();
+            lane.seq++;
+            work++;
+        }
+        return work;
+    }
+
+    /** The group's registration on {@code comm}, registering it there on first use. */
+    private MemoryRegistration registration(RegistrationGroup group, Comm comm) {
+        MemoryRegistration mr = group.on(comm);
+        if (mr == null) {
+            mr = group.register(transport, comm);
+            registered.add(group);
+        }
+        return mr;
+    }
+
+    private int testSends() {
+        int work = 0;
+        for (int i = 0; i < channels.size(); i++) {
+            Channel ch = channels.get(i);
+            NetRequest req;
+            while ((req = ch.tx.untested()) != null && transport.test(req)) {
+                ch.tx.markTested(false);
+                OutOp op = (OutOp) ch.tx.retire();
+                op.completed++;
+                work++;
+                if (op.allCompleted()) {
+                    if (op.xfer != null) {
+                        maybeFinishWrite(op);
+                    } else {
+                        live.remove(op);
+                        op.releaseRegions();
+                    }
+                }
+            }
+        }
+        return work;
+    }
+
+    private void maybeFinishWrite(OutOp op) {
+        if (!op.acked || !op.allCompleted()) {
+            return;
+        }
+        awaitingAck.remove(op.xferId);
+        live.remove(op);
+        op.releaseRegions();
+        if (op.ackStatus == 0) {
+            op.xfer.succeed();
+        } else {
+            op.xfer.fail(new TransferException(Code.ofNixlStatus(op.ackStatus),
+                    "peer " + peerName + " refused the WRITE (a remote range is outside its registered memory?)"));
+        }
+    }
+
+    private int testReceives() {
+        int work = 0;
+        boolean added = false;
+        for (int i = 0; i < channels.size(); i++) {
+            Channel ch = channels.get(i);
+            NetRequest req;
+            while ((req = ch.rx.untested()) != null && transport.test(req)) {
+                boolean unpack = !ch.rx.untestedPlan().discards() && req.fragmentCount() > 0;
+                if (unpack) {
+                    unpacker.add(req, ch.rx.untestedDestination(), ch.rx.untestedKind());
+                    added = true;
+                }
+                ch.rx.markTested(unpack);
+                work++;
+            }
+        }
+        if (added) {
+            // one batch (one kernel launch on a GPU) for everything that completed in this pass
+            long ticket = unpacker.submit();
+            for (int i = 0; i < channels.size(); i++) {
+                channels.get(i).rx.assignTicket(ticket);
+            }
+        }
+        return work;
+    }
+
+    private int consumeReceives() {
+        int work = 0;
+        for (int i = 0; i < channels.size(); i++) {
+            Channel ch = channels.get(i);
+            while (ch.rx.hasTested()) {
+                long ticket = ch.rx.headTicket();
+                if (ticket != 0 && !unpacker.isDone(ticket)) {
+                    break;
+                }
+                transport.consumed(ch.recv, ch.rx.headRequest());
+                InOp op = (InOp) ch.rx.retire();
+                op.completed++;
+                work++;
+                if (op.allCompleted()) {
+                    finishIn(op);
+                }
+            }
+        }
+        return work;
+    }
+
+    private void finishIn(InOp op) {
+        live.remove(op);
+        op.releaseRegions();
+        if (op.xfer == null) {
+            // WRITE target: the last byte is in place, so the notification may go out, then the ack
+            if (!op.discards() && op.notification != null) {
+                deliver.accept(op.notification);
+            }
+            writer.writeAck(op.xferId, op.refusal);
+        } else {
+            op.xfer.succeed();
+            if (op.notification != null) {
+                writer.notif(op.notification);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ ending
+
+    /** Fails every transfer in flight with {@code reason} and closes the comms. Called once. */
+    void close(TransferException reason) {
+        List<ChunkPlan> ops = new ArrayList<>(live);
+        live.clear();
+        for (ChunkPlan op : ops) {
+            op.releaseRegions();
+            Xfer x = op instanceof OutOp o ? o.xfer : ((InOp) op).xfer;
+            if (x != null) {
+                x.fail(reason);
+            }
+        }
+        for (Post p : awaitingData.values()) {
+            p.releaseRegions();
+            p.xfer().fail(reason);
+        }
+        awaitingData.clear();
+        awaitingAck.clear();
+        out.queue.clear();
+        in.queue.clear();
+        channels.close(registered);
+        registered.clear();
+    }
+
+    /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
+    int outstandingRequests() {
+        return channels.outstandingRequests();
+    }
+
+    /** Transfers in flight (announced or awaiting their data); a racy read from any thread. */
+    int liveOps() {
+        return live.size() + awaitingData.size();
+    }
+
+    private static TransferException disconnect(String message) {
+        return new TransferException(Code.REMOTE_DISCONNECT, message);
+    }
+}

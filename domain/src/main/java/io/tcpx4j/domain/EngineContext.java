@@ -1,0 +1,35 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.Clock;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.Unpacker;
+
+/**
+ * What every connection of one engine shares: who the engine is, its configuration, its ports and its
+ * registered memory.
+ */
+record EngineContext(LocalIdentity identity, EngineConfig config, NetTransport transport, Unpacker unpacker,
+                     Clock clock, RegionRegistry registry) {
+
+    String name() {
+        return identity.name();
+    }
+
+    long now() {
+        return clock.nanoTime();
+    }
+
+    /** The network device of data channel {@code channel}. */
+    int deviceFor(int channel) {
+        if (!config.channelDevices().isEmpty()) {
+            return config.channelDevices().get(channel % config.channelDevices().size());
+        }
+        int n = transport.deviceCount();
+        if (n < 1) {
+            throw new TransferException(Code.BACKEND, "transport " + transport.name() + " reports no network devices");
+        }
+        return channel % n;
+    }
+}

@@ -1,0 +1,281 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.protocol.ConnInfo;
+import io.tcpx4j.domain.protocol.RegionMetadata;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The peers an engine knows and its connections to them: dialing, admitting incoming connections
+ * (crossing dials keep the one dialed by the smaller name; a peer that dials again while connected has
+ * restarted or lost the old connection), work queued until a peer's connection is up, and retries.
+ *
+ * <p>Thread-safe for loading peers and their metadata and for {@link #knownPeer}; everything that
+ * touches connections or pending work belongs to the engine's agent.
+ */
+final class PeerDirectory {
+
+    private static final long REDIAL_AFTER_CROSSING_NANOS = 1_000_000_000L;
+
+    private final EngineContext ctx;
+    private final Queue<Notification> notifications;
+    private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
+    private final List<Connection> connections = new CopyOnWriteArrayList<>();
+    private boolean connectionsClosed;
+
+    PeerDirectory(EngineContext ctx, Queue<Notification> notifications) {
+        this.ctx = ctx;
+        this.notifications = notifications;
+    }
+
+    // ------------------------------------------------------------------ peers (any thread)
+
+    void loadPeer(String name, ConnInfo info) {
+        Peer p = peers.computeIfAbsent(name, Peer::new);
+        p.address = new InetSocketAddress(info.host(), info.port());
+        p.info = info;
+    }
+
+    void loadRemoteMetadata(RegionMetadata md) {
+        peers.computeIfAbsent(md.owner(), Peer::new).remoteRegions.addIfAbsent(md.region());
+    }
+
+    void unloadRemoteMetadata(String peer, RegionMetadata md) {
+        Peer p = peers.get(peer);
+        if (p == null || !p.remoteRegions.remove(md.region())) {
+            throw new TransferException(Code.NOT_FOUND, "no region " + md.region() + " loaded for " + peer);
+        }
+    }
+
+    Peer knownPeer(String name) {
+        Objects.requireNonNull(name, "peer");
+        Peer p = peers.get(name);
+        if (p == null) {
+            throw new TransferException(Code.NOT_FOUND, "unknown peer " + name + ": load its conn-info first");
+        }
+        return p;
+    }
+
+    // ------------------------------------------------------------------ agent
+
+    /** Starts {@code work} on the peer's connection, or queues it and dials if there is none. */
+    void enqueue(Peer p, PendingWork work) {
+        Connection c = p.conn;
+        if (c != null && c.isEstablished()) {
+            start(c, work);
+            return;
+        }
+        if (p.pending.isEmpty()) {
+            p.pendingSince = ctx.now();
+        }
+        p.pending.add(work);
+        if (c == null) {
+            dial(p);
+        }
+    }
+
+    void connect(Peer p) {
+        if (p.conn == null) {
+            dial(p);
+        }
+    }
+
+    void disconnect(Peer p, TransferException reason) {
+        if (p.conn != null) {
+            p.conn.bye(reason);
+        }
+        failPending(p, reason);
+    }
+
+    /** Wraps an accepted control socket. */
+    void accepted(SocketChannel s) throws IOException {
+        Events events = new Events(null);
+        events.conn = Connection.accepted(ctx, events, s);
+        connections.add(events.conn);
+    }
+
+    /** One duty cycle of every connection. */
+    int doWork(long now) {
+        int work = 0;
+        for (int i = 0; i < connections.size(); i++) {
+            work += connections.get(i).doWork(now);
+        }
+        if (connectionsClosed) {
+            connectionsClosed = false;
+            connections.removeIf(Connection::isClosed);
+        }
+        return work;
+    }
+
+    /** Fails queued work that waited too long for a connection; redials peers that lost a crossing dial. */
+    int housekeeping(long now) {
+        int work = 0;
+        for (Peer p : peers.values()) {
+            if (p.conn == null && !p.pending.isEmpty()) {
+                if (now - p.pendingSince > ctx.config().connectTimeout().toNanos()) {
+                    failPending(p, new TransferException(Code.REMOTE_DISCONNECT, "no connection to " + p.name
+                            + " within " + ctx.config().connectTimeout().toMillis() + " ms"));
+                } else if (now - p.crossingLostAt > REDIAL_AFTER_CROSSING_NANOS) {
+                    dial(p);
+                }
+                work++;
+            }
+        }
+        return work;
+    }
+
+    /** Fails every connection (the agent itself failed). */
+    void failAll(TransferException reason) {
+        for (Connection c : new ArrayList<>(connections)) {
+            c.fail(reason);
+        }
+    }
+
+    /** Closes every connection gracefully and fails all queued work. */
+    void closeAll(TransferException reason) {
+        for (Connection c : new ArrayList<>(connections)) {
+            c.bye(reason);
+        }
+        connections.clear();
+        for (Peer p : peers.values()) {
+            failPending(p, reason);
+        }
+    }
+
+    private void dial(Peer p) {
+        ConnInfo info = p.info;
+        if (info == null) {
+            failPending(p, new TransferException(Code.NOT_FOUND,
+                    "peer " + p.name + " has no conn-info loaded and is not connected"));
+            return;
+        }
+        try {
+            Events events = new Events(p);
+            events.conn = Connection.dial(ctx, events, p.name, p.address, info.secret());
+            p.conn = events.conn;
+            connections.add(events.conn);
+        } catch (IOException | RuntimeException e) {
+            failPending(p, new TransferException(Code.REMOTE_DISCONNECT,
+                    "cannot dial " + p.name + " at " + p.address + ": " + e, e));
+        }
+    }
+
+    private static void start(Connection c, PendingWork work) {
+        if (work instanceof Post post) {
+            c.start(post);
+        } else {
+            c.sendNotification(((PendingWork.Notify) work).message());
+        }
+    }
+
+    private static void failPending(Peer p, TransferException reason) {
+        PendingWork work;
+        while ((work = p.pending.poll()) != null) {
+            if (work instanceof Post post) {
+                post.releaseRegions();
+                post.xfer().fail(reason);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ observability
+
+    /** Open connections, requests they hold on the transport, transfers in flight on them. */
+    record Counts(int connections, int requests, int operations) {
+    }
+
+    /** A snapshot of the connections' counters; racy reads from any thread. */
+    Counts counts() {
+        int conns = 0;
+        int reqs = 0;
+        int ops = 0;
+        for (Connection c : connections) {
+            if (!c.isClosed()) {
+                conns++;
+            }
+            reqs += c.outstandingRequests();
+            ops += c.liveOps();
+        }
+        return new Counts(conns, reqs, ops);
+    }
+
+    /** One connection's view of the directory. */
+    private final class Events implements ConnectionEvents {
+
+        /** The dialed peer, or the one whose HELLO admitted the connection. */
+        private Peer peer;
+        private Connection conn;
+
+        Events(Peer peer) {
+            this.peer = peer;
+        }
+
+        @Override
+        public boolean admit(String name, long peerIncarnation) {
+            Peer p = peers.computeIfAbsent(name, Peer::new);
+            Connection existing = p.conn;
+            if (existing != null && existing != conn && !existing.isClosed()) {
+                boolean ourNameWins = ctx.name().compareTo(name) < 0;
+                if (existing.isDialer() && !existing.isEstablished()) {
+                    if (ourNameWins) {
+                        return false;
+                    }
+                    existing.abandon();
+                    connectionsClosed = true;
+                } else if (existing.isEstablished() && existing.isDialer()
+                        && existing.peerIncarnation() == peerIncarnation && ourNameWins) {
+                    // the peer's half of a crossing dial arriving late: ours, dialed by the smaller name, stays
+                    return false;
+                } else {
+                    existing.fail(new TransferException(Code.REMOTE_DISCONNECT, "peer " + name + " reconnected"
+                            + (existing.peerIncarnation() != peerIncarnation ? " after a restart" : "")));
+                }
+            }
+            peer = p;
+            p.conn = conn;
+            return true;
+        }
+
+        @Override
+        public void established() {
+            PendingWork work;
+            while ((work = peer.pending.poll()) != null) {
+                start(conn, work);
+            }
+        }
+
+        @Override
+        public void deliver(byte[] message) {
+            notifications.add(new Notification(peer.name, message));
+        }
+
+        @Override
+        public void crossingLost() {
+            connectionsClosed = true;
+            if (peer.conn == conn) {
+                peer.conn = null;
+                peer.crossingLostAt = ctx.now();
+            }
+        }
+
+        @Override
+        public void closed(TransferException reason) {
+            connectionsClosed = true;
+            if (reason != null && peer != null && peer.conn == conn) {
+                peer.conn = null;
+                failPending(peer, reason);
+            }
+        }
+    }
+}

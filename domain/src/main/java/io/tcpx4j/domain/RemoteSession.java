@@ -1,0 +1,91 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.Session;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Transfers with one peer. Validates and pins on the caller's thread, then hands the post to the agent,
+ * which starts it on the peer's connection or queues it until the connection is up.
+ *
+ * <p>Thread-safe.
+ */
+final class RemoteSession implements Session {
+
+    private final Peer peer;
+    private final CommandQueue agent;
+    private final RegionRegistry registry;
+    private final PeerDirectory directory;
+    private final AtomicLong xferIds;
+
+    RemoteSession(Peer peer, CommandQueue agent, RegionRegistry registry, PeerDirectory directory, AtomicLong xferIds) {
+        this.peer = peer;
+        this.agent = agent;
+        this.registry = registry;
+        this.directory = directory;
+        this.xferIds = xferIds;
+    }
+
+    @Override
+    public String peer() {
+        return peer.name;
+    }
+
+    @Override
+    public Transfer write(List<MemoryDescriptor> local, List<MemoryDescriptor> remote, byte[] notification) {
+        return post(true, local, remote, notification);
+    }
+
+    @Override
+    public Transfer read(List<MemoryDescriptor> local, List<MemoryDescriptor> remote, byte[] notification) {
+        return post(false, local, remote, notification);
+    }
+
+    private Transfer post(boolean write, List<MemoryDescriptor> local, List<MemoryDescriptor> remote,
+                          byte[] notification) {
+        agent.checkOpen();
+        Descriptors.checkPairs(local, remote, notification);
+        int n = local.size();
+        long[] la = new long[n];
+        long[] ra = new long[n];
+        long[] len = new long[n];
+        long bytes = 0;
+        for (int i = 0; i < n; i++) {
+            MemoryDescriptor r = remote.get(i);
+            if (!peer.publishes(r.address(), r.length())) {
+                throw new TransferException(Code.NOT_FOUND, "remote descriptor " + i + " " + r
+                        + " is not inside a region " + peer.name + " published (load its metadata first)");
+            }
+            la[i] = local.get(i).address();
+            ra[i] = r.address();
+            len[i] = r.length();
+            bytes += len[i];
+        }
+        LocalRegion[] pinned = registry.pinLocal(local);
+        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
+        Post p = new Post(write, x, la, ra, len, pinned, notification == null ? null : notification.clone());
+        try {
+            agent.submit(() -> {
+                if (!p.xfer().isEnded()) {
+                    directory.enqueue(peer, p);
+                }
+            });
+        } catch (TransferException e) {
+            p.releaseRegions();
+            throw e;
+        }
+        return x;
+    }
+
+    @Override
+    public void notify(byte[] message) {
+        Descriptors.checkNotification(message);
+        PendingWork.Notify n = new PendingWork.Notify(message.clone());
+        agent.submit(() -> directory.enqueue(peer, n));
+    }
+}
