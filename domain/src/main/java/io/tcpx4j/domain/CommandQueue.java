@@ -4,11 +4,10 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The way into the progress agent: application threads enqueue commands, the agent runs them at the
- * start of its next duty cycle and is unparked at once if it sleeps.
+ * start of its next duty cycle and is woken at once if it waits.
  *
  * <p>Thread-safe.
  */
@@ -16,16 +15,16 @@ final class CommandQueue {
 
     private final String engineName;
     private final ConcurrentLinkedQueue<Runnable> commands = new ConcurrentLinkedQueue<>();
-    private volatile Thread agent;
+    private volatile Runnable wake = () -> { };
     private volatile boolean closed;
 
     CommandQueue(String engineName) {
         this.engineName = engineName;
     }
 
-    /** The thread to unpark when a command arrives; null when the agent is pumped by hand. */
-    void agentThread(Thread t) {
-        agent = t;
+    /** What wakes the agent when a command arrives (nothing when the agent is pumped by hand). */
+    void wakeWith(Runnable w) {
+        wake = w;
     }
 
     /** Enqueues {@code command} for the agent; CANCELED once the engine is closed. */
@@ -34,10 +33,7 @@ final class CommandQueue {
             throw closedError();
         }
         commands.add(command);
-        Thread t = agent;
-        if (t != null) {
-            LockSupport.unpark(t);
-        }
+        wake.run();
     }
 
     /** Runs every queued command on the calling (agent) thread; returns how many ran. */
@@ -65,6 +61,10 @@ final class CommandQueue {
 
     void close() {
         closed = true;
+    }
+
+    boolean isEmpty() {
+        return commands.isEmpty();
     }
 
     boolean isClosed() {

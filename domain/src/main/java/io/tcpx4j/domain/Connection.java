@@ -90,6 +90,23 @@ final class Connection {
         return state == State.CLOSED;
     }
 
+    /** Lets an idle agent wake when this connection's control stream can connect or read. */
+    void watch(Readiness readiness) {
+        control.watch(readiness);
+    }
+
+    /**
+     * Whether only an event the agent can block on (a control frame, the socket connecting, a command)
+     * can move this connection on: no request on the transport, nothing to post, no frame to flush.
+     */
+    boolean quiet() {
+        return switch (state) {
+            case CLOSED, CONNECTING -> true;
+            case AWAIT_HELLO, HELLO_SENT -> writer.isEmpty();
+            case ESTABLISHED -> writer.isEmpty() && data.isReady() && data.quiet();
+        };
+    }
+
     /** The peer's incarnation, known once the handshake is done. */
     long peerIncarnation() {
         return peerIncarnation;

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 
 /**
@@ -21,6 +22,7 @@ final class ControlStream {
 
     private final SocketChannel sock;
     private final FrameReader reader = new FrameReader();
+    private SelectionKey key;
     /** Frames queued for the peer; {@link #flush()} writes what the socket takes. */
     final FrameWriter writer = new FrameWriter();
 
@@ -47,8 +49,19 @@ final class ControlStream {
         return new ControlStream(s);
     }
 
+    /** Lets an idle agent wake when this stream can connect or has data to read. */
+    void watch(Readiness readiness) {
+        key = readiness.watch(sock, sock.isConnectionPending() ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ);
+    }
+
     boolean finishConnect() throws IOException {
-        return sock.finishConnect();
+        if (!sock.finishConnect()) {
+            return false;
+        }
+        if (key != null && key.isValid()) {
+            key.interestOps(SelectionKey.OP_READ);
+        }
+        return true;
     }
 
     /** Largest frame accepted from the peer. */

@@ -375,6 +375,11 @@ final class DataPath {
         return channels.outstandingRequests();
     }
 
+    /** Whether nothing is on the transport or waiting to be posted (announced transfers may await frames). */
+    boolean quiet() {
+        return out.queue.isEmpty() && in.queue.isEmpty() && channels.outstandingRequests() == 0;
+    }
+
     /** Transfers in flight (announced or awaiting their data); a racy read from any thread. */
     int liveOps() {
         return live.size() + awaitingData.size();

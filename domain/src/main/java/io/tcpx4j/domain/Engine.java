@@ -24,10 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The transfer engine: one per process or GPU. All protocol work happens in one progress agent,
@@ -47,52 +44,55 @@ public final class Engine implements TransferEngine {
     private static final long ACCEPT_POLL_NANOS = 100_000;
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
     private static final int ACCEPTS_PER_POLL = 4;
+    /** Longest a quiet agent blocks: bounds how late housekeeping (deregistration, redials) runs. */
+    private static final long MAX_BLOCK_MILLIS = 100;
 
     private final EngineConfig config;
+    private final NetTransport transport;
     private final DeviceMemory memory;
     private final Clock clock;
     private final LocalIdentity identity;
     private final CommandQueue commands;
+    private final Readiness readiness = new Readiness();
     private final RegionRegistry registry;
     private final PeerDirectory directory;
     private final ConcurrentLinkedQueue<Notification> notifications = new ConcurrentLinkedQueue<>();
     private final AtomicLong xferIds = new AtomicLong();
 
-    // agent only
+    // agent only (dutyCycles is read racily by stats())
+    private long dutyCycles;
     private long lastHousekeeping;
     private long lastAccept;
 
     private ServerSocketChannel server;
     private volatile byte[] connInfo;
-    private volatile Thread agentThread;
-    private volatile boolean running;
+    private volatile AgentRunner runner;
+    private Runnable stopWakes = () -> { };
     private volatile boolean closed;
-    private final CountDownLatch stopped = new CountDownLatch(1);
 
     public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
         this.memory = Objects.requireNonNull(memory, "memory");
         this.clock = Objects.requireNonNull(clock, "clock");
-        Objects.requireNonNull(transport, "transport");
+        this.transport = Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(unpacker, "unpacker");
         this.identity = new LocalIdentity(config.name());
         this.commands = new CommandQueue(config.name());
         this.registry = new RegionRegistry(config.name(), memory, transport, commands);
         this.directory = new PeerDirectory(
-                new EngineContext(identity, config, transport, unpacker, clock, registry), notifications);
+                new EngineContext(identity, config, transport, unpacker, clock, registry), notifications, readiness);
     }
 
     // ------------------------------------------------------------------ lifecycle
 
-    /** Binds the control listener and starts the progress thread. */
+    /** Binds the control listener and starts the progress thread, which waits as {@link EngineConfig#idle()} says. */
     public synchronized void start() {
         bind();
-        running = true;
-        Thread t = new Thread(this::runAgent, "tcpx4j-agent-" + config.name());
-        t.setDaemon(true);
-        agentThread = t;
-        commands.agentThread(t);
-        t.start();
+        AgentRunner r = new AgentRunner("tcpx4j-agent-" + config.name(), new Agent(), config.idle(), readiness);
+        runner = r;
+        commands.wakeWith(r::wake);
+        stopWakes = transport.wakeOnProgress(r::wake);
+        r.start();
     }
 
     /** Binds the control listener; the caller pumps {@link #doWork()} itself. */
@@ -118,6 +118,7 @@ public final class Engine implements TransferEngine {
             s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             s.bind(new InetSocketAddress(listen, config.listenPort()));
             s.configureBlocking(false);
+            readiness.watch(s, java.nio.channels.SelectionKey.OP_ACCEPT);
             server = s;
             int port = ((InetSocketAddress) s.getLocalAddress()).getPort();
             connInfo = new ConnInfo(config.name(), advertise, port, identity.secret()).encode();
@@ -127,72 +128,50 @@ public final class Engine implements TransferEngine {
         }
     }
 
-    private void runAgent() {
-        int idle = 0;
-        try {
-            while (running) {
-                int work;
-                try {
-                    work = doWork();
-                } catch (RuntimeException | Error e) {
-                    LOG.log(System.Logger.Level.ERROR, "progress agent of " + config.name() + " failed", e);
-                    directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
-                    work = 1;
-                }
-                if (work > 0) {
-                    idle = 0;
-                } else {
-                    idle = idle(idle);
-                }
-            }
+    /** The duty cycle as the agent thread sees it. */
+    private final class Agent implements AgentRunner.Agent {
+
+        @Override
+        public int doWork() {
+            return Engine.this.doWork();
+        }
+
+        @Override
+        public boolean quiet() {
+            return commands.isEmpty() && directory.quiet();
+        }
+
+        @Override
+        public long maxBlockMillis() {
+            return Math.min(MAX_BLOCK_MILLIS, Math.max(1, config.heartbeat().toMillis() / 2));
+        }
+
+        @Override
+        public void failed(Throwable e) {
+            LOG.log(System.Logger.Level.ERROR, "progress agent of " + config.name() + " failed", e);
+            directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
+        }
+
+        @Override
+        public void stopped() {
             shutdownOnAgent();
-        } finally {
-            stopped.countDown();
         }
-    }
-
-    /*
-     * Idle strategy, Agrona's BackoffIdleStrategy shape: a few spins, a few yields, then parks doubling
-     * from 1 us to 200 us. Commands unpark the agent; transport completions and control frames are
-     * polled, so the cap bounds their latency. Every idle duty cycle costs system calls (accept,
-     * control-stream read), and on a small host spinning agents take CPU from the transport's I/O
-     * threads: hence few spins and yields.
-     */
-    private static final int IDLE_SPINS = 10;
-    private static final int IDLE_YIELDS = 5;
-    private static final long IDLE_MIN_PARK_NANOS = 1_000L;
-    private static final long IDLE_MAX_PARK_NANOS = 200_000L;
-    private static final int IDLE_MAX = IDLE_SPINS + IDLE_YIELDS + 20;
-
-    /** Spin briefly, then yield, then park with a growing, capped sleep. Commands unpark the agent. */
-    private static int idle(int idle) {
-        if (idle < IDLE_SPINS) {
-            Thread.onSpinWait();
-        } else if (idle < IDLE_SPINS + IDLE_YIELDS) {
-            Thread.yield();
-        } else {
-            LockSupport.parkNanos(Math.min(IDLE_MIN_PARK_NANOS << (idle - IDLE_SPINS - IDLE_YIELDS),
-                    IDLE_MAX_PARK_NANOS));
-        }
-        return Math.min(idle + 1, IDLE_MAX);
     }
 
     @Override
     public void close() {
-        Thread t;
+        AgentRunner r;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
             commands.close();
-            t = agentThread;
+            r = runner;
         }
-        if (t != null) {
-            running = false;
-            LockSupport.unpark(t);
+        if (r != null) {
             try {
-                if (!stopped.await(config.shutdownTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+                if (!r.stop(config.shutdownTimeout().toMillis() + 1000)) {
                     LOG.log(System.Logger.Level.WARNING, "agent of {0} did not stop in time", config.name());
                 }
             } catch (InterruptedException e) {
@@ -204,6 +183,7 @@ public final class Engine implements TransferEngine {
     }
 
     private void shutdownOnAgent() {
+        stopWakes.run();
         commands.drainOnClose();
         directory.closeAll(new TransferException(Code.CANCELED, "engine " + config.name() + " closed"));
         registry.close();
@@ -214,6 +194,7 @@ public final class Engine implements TransferEngine {
         } catch (IOException ignored) {
             // nothing to release beyond the socket
         }
+        readiness.close();
     }
 
     // ------------------------------------------------------------------ agent
@@ -223,8 +204,9 @@ public final class Engine implements TransferEngine {
      * drives every connection. Returns the amount of work done (0 when idle).
      */
     public int doWork() {
+        dutyCycles++;
         int work = commands.runAll();
-        if (closed && agentThread == null) {
+        if (closed && runner == null) {
             return work;
         }
         long now = clock.nanoTime();
@@ -365,9 +347,9 @@ public final class Engine implements TransferEngine {
 
     // ------------------------------------------------------------------ observability
 
-    /** Counters for tests and leak checks. */
+    /** Counters for tests and leak checks; {@code dutyCycles} counts the agent's passes since start. */
     public record Stats(int connections, int outstandingRequests, int liveOperations, int registeredRegions,
-                        int notificationsQueued) {
+                        int notificationsQueued, long dutyCycles) {
     }
 
     /**
@@ -376,6 +358,7 @@ public final class Engine implements TransferEngine {
      */
     public Stats stats() {
         PeerDirectory.Counts c = directory.counts();
-        return new Stats(c.connections(), c.requests(), c.operations(), registry.size(), notifications.size());
+        return new Stats(c.connections(), c.requests(), c.operations(), registry.size(), notifications.size(),
+                dutyCycles);
     }
 }

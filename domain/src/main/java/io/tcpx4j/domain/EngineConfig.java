@@ -23,11 +23,12 @@ import java.util.Objects;
  * @param connectTimeout  a connection not fully up after this long fails its transfers
  * @param heartbeat       interval of keep-alive frames on an idle control stream
  * @param shutdownTimeout longest {@code close()} waits for graceful disconnects
+ * @param idle            how the progress thread waits between duty cycles (CPU against latency)
  */
 public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
                            List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
                            Duration peerTimeout, Duration connectTimeout, Duration heartbeat,
-                           Duration shutdownTimeout) {
+                           Duration shutdownTimeout, IdlePolicy idle) {
 
     public static final int DEFAULT_CHUNK = 512 * 1024;
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
@@ -40,6 +41,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(heartbeat, "heartbeat");
         Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
+        Objects.requireNonNull(idle, "idle");
         int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
         require(nameBytes >= 1 && nameBytes <= 255, "name must be 1..255 UTF-8 bytes");
         require(listenPort >= 0 && listenPort <= 65535, "listenPort must be 0..65535");
@@ -57,55 +59,61 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
         }
     }
 
-    /** Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12. */
+    /** Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling. */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,
-                Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5));
+                Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5),
+                IdlePolicy.ADAPTIVE);
     }
 
     public EngineConfig withName(String v) {
         return new EngineConfig(v, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
     }
 
     public EngineConfig withListen(String host, int port) {
         return new EngineConfig(name, host, port, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
     }
 
     public EngineConfig withAdvertiseHost(String v) {
         return new EngineConfig(name, listenHost, listenPort, v, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
     }
 
     public EngineConfig withChannels(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, v, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
     }
 
     public EngineConfig withChannelDevices(List<Integer> v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, v, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
     }
 
     public EngineConfig withChunkSize(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, v,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
     }
 
     public EngineConfig withWindows(int send, int recv) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout);
+                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
     }
 
     public EngineConfig withTimeouts(Duration peer, Duration connect, Duration beat) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout);
+                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle);
     }
 
     public EngineConfig withShutdownTimeout(Duration v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle);
+    }
+
+    public EngineConfig withIdle(IdlePolicy v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, v);
     }
 
     private static void require(boolean ok, String message) {

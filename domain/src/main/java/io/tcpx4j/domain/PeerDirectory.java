@@ -30,13 +30,15 @@ final class PeerDirectory {
 
     private final EngineContext ctx;
     private final Queue<Notification> notifications;
+    private final Readiness readiness;
     private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private boolean connectionsClosed;
 
-    PeerDirectory(EngineContext ctx, Queue<Notification> notifications) {
+    PeerDirectory(EngineContext ctx, Queue<Notification> notifications, Readiness readiness) {
         this.ctx = ctx;
         this.notifications = notifications;
+        this.readiness = readiness;
     }
 
     // ------------------------------------------------------------------ peers (any thread)
@@ -102,6 +104,7 @@ final class PeerDirectory {
     void accepted(SocketChannel s) throws IOException {
         Events events = new Events(null);
         events.conn = Connection.accepted(ctx, events, s);
+        events.conn.watch(readiness);
         connections.add(events.conn);
     }
 
@@ -116,6 +119,16 @@ final class PeerDirectory {
             connections.removeIf(Connection::isClosed);
         }
         return work;
+    }
+
+    /** Whether every connection waits for an event the agent can block on (see {@link Connection#quiet()}). */
+    boolean quiet() {
+        for (int i = 0; i < connections.size(); i++) {
+            if (!connections.get(i).quiet()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Fails queued work that waited too long for a connection; redials peers that lost a crossing dial. */
@@ -163,6 +176,7 @@ final class PeerDirectory {
         try {
             Events events = new Events(p);
             events.conn = Connection.dial(ctx, events, p.name, p.address, info.secret());
+            events.conn.watch(readiness);
             p.conn = events.conn;
             connections.add(events.conn);
         } catch (IOException | RuntimeException e) {

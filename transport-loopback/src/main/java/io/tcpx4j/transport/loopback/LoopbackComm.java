@@ -99,6 +99,7 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
         failureMessage = message;
         failure = new TransferException(code, message, cause);
         closeChannels(true);
+        transport.signalProgress();
     }
 
     @Override

@@ -207,6 +207,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
                     LoopbackRecvComm comm = new LoopbackRecvComm(transport, loop, count);
                     comm.attach(g.channels, g.keys);
                     ready.add(comm);
+                    transport.signalProgress();
                 }
             } catch (IOException e) {
                 drop(key);

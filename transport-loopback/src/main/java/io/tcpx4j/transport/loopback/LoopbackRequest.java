@@ -54,6 +54,7 @@ final class LoopbackRequest implements NetRequest {
             }
             doneNanos = System.nanoTime();
             done = true;
+            comm.transport.signalProgress();
         }
     }
 

@@ -27,6 +27,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -66,6 +67,8 @@ public final class LoopbackTransport implements NetTransport {
     private List<IoLoop> loops;
     private int nextLoop;
     private volatile boolean closed;
+    /** Engines to wake on progress; copy-on-write so that signalling allocates nothing. */
+    private volatile Runnable[] wakes = new Runnable[0];
 
     /** A host-memory-only transport (CUDA registrations fail unless {@code cudaAsHost}). */
     public LoopbackTransport(LoopbackConfig config) {
@@ -123,6 +126,28 @@ public final class LoopbackTransport implements NetTransport {
         Set<PtrType> ptr = cudaSupported() ? EnumSet.of(PtrType.HOST, PtrType.CUDA) : EnumSet.of(PtrType.HOST);
         int type = config.devmem() || cudaSupported() ? DeviceProperties.NET_DEVICE_UNPACK : 0;
         return new DeviceProperties("loopback" + device, "", device, ptr, 100_000, 1, 0f, 65536, 1, type, 7);
+    }
+
+    @Override
+    public synchronized Runnable wakeOnProgress(Runnable wake) {
+        Objects.requireNonNull(wake, "wake");
+        Runnable[] next = Arrays.copyOf(wakes, wakes.length + 1);
+        next[wakes.length] = wake;
+        wakes = next;
+        return () -> removeWake(wake);
+    }
+
+    private synchronized void removeWake(Runnable wake) {
+        List<Runnable> rest = new ArrayList<>(Arrays.asList(wakes));
+        rest.remove(wake);
+        wakes = rest.toArray(new Runnable[0]);
+    }
+
+    /** Any thread: a request completed, a comm failed, or a connect or accept became ready. */
+    void signalProgress() {
+        for (Runnable w : wakes) {
+            w.run();
+        }
     }
 
     @Override

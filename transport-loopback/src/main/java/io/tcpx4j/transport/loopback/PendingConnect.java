@@ -84,6 +84,7 @@ final class PendingConnect {
         }
         failureMessage = message;
         failure = new TransferException(code, message, cause);
+        transport.signalProgress();
     }
 
     /** Handshake of socket {@code index}. */
@@ -139,6 +140,7 @@ final class PendingConnect {
                         LoopbackSendComm c = new LoopbackSendComm(transport, loop, channels.length);
                         c.attach(channels, keys);
                         comm = c;
+                        transport.signalProgress();
                     }
                 }
             } catch (IOException e) {

@@ -88,6 +88,18 @@ public interface NetTransport extends AutoCloseable {
 
     void closeListen(Listener listener);
 
+    /**
+     * Asks the transport to call {@code wake} whenever a request of it may have completed, a comm
+     * failed, or a pending connect or accept may have become ready, so that a waiting engine reacts at
+     * once. {@code wake} is cheap and thread-safe; call it from any transport thread, holding no lock.
+     * Several engines may share one transport: each call adds a listener. Returns what removes it.
+     * A transport that cannot tell (TCPX completes requests only inside {@link #test}) keeps this
+     * default and is polled while the engine has requests out.
+     */
+    default Runnable wakeOnProgress(Runnable wake) {
+        return () -> { };
+    }
+
     /** Closes every comm and frees the transport. Idempotent. */
     @Override
     void close();

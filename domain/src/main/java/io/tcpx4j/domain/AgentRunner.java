@@ -1,0 +1,109 @@
+package io.tcpx4j.domain;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Runs an engine's duty cycle on a thread of its own and waits between cycles as the
+ * {@link IdlePolicy} says: polling (spin, yield, short parks) while requests are in flight, blocking
+ * on {@link Readiness} while the engine is quiet.
+ *
+ * <p>Thread-safe: {@link #wake()} from any thread; the rest is called by the engine.
+ */
+final class AgentRunner {
+
+    private static final System.Logger LOG = System.getLogger(AgentRunner.class.getName());
+
+    /** The work the runner drives. */
+    interface Agent {
+        /** One duty cycle; returns the work done (0: nothing happened). */
+        int doWork();
+
+        /** Whether nothing is in flight that needs polling: only a command, a socket or a wake can matter. */
+        boolean quiet();
+
+        /** Longest a quiet agent may block before its timers (heartbeats, timeouts) need a cycle. */
+        long maxBlockMillis();
+
+        /** The duty cycle threw: fail what is in flight; the runner goes on. */
+        void failed(Throwable e);
+
+        /** Last call on the thread, after the runner stopped. */
+        void stopped();
+    }
+
+    private final Agent agent;
+    private final IdlePolicy policy;
+    private final Readiness readiness;
+    private final Thread thread;
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile boolean running = true;
+
+    AgentRunner(String name, Agent agent, IdlePolicy policy, Readiness readiness) {
+        this.agent = agent;
+        this.policy = policy;
+        this.readiness = readiness;
+        this.thread = new Thread(this::run, name);
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Ends a park or a block at once (a command, a transport event); cheap when the agent runs. */
+    void wake() {
+        readiness.wake();
+        LockSupport.unpark(thread);
+    }
+
+    /** Stops the thread and waits for it up to {@code timeoutMillis}; false if it did not stop in time. */
+    boolean stop(long timeoutMillis) throws InterruptedException {
+        running = false;
+        wake();
+        return done.await(timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    private void run() {
+        int idle = 0;
+        try {
+            while (running) {
+                int work;
+                try {
+                    work = agent.doWork();
+                } catch (RuntimeException | Error e) {
+                    agent.failed(e);
+                    work = 1;
+                }
+                if (work > 0) {
+                    idle = 0;
+                } else if (policy.blocksWhenIdle && agent.quiet()) {
+                    readiness.await(agent.maxBlockMillis(), () -> running && agent.quiet());
+                    idle = 0;
+                } else {
+                    idle = pause(idle);
+                }
+            }
+            agent.stopped();
+        } catch (RuntimeException | Error e) {
+            LOG.log(System.Logger.Level.ERROR, "progress agent stopped by an error", e);
+            throw e;
+        } finally {
+            done.countDown();
+        }
+    }
+
+    /** Spin, then yield, then park with a growing, capped sleep; returns the next idle count. */
+    private int pause(int idle) {
+        if (idle < policy.spins) {
+            Thread.onSpinWait();
+        } else if (idle - policy.spins < policy.yields) {
+            Thread.yield();
+        } else {
+            int doublings = Math.min(idle - policy.spins - policy.yields, 30);
+            LockSupport.parkNanos(Math.min(policy.minParkNanos << doublings, policy.maxParkNanos));
+        }
+        return idle == Integer.MAX_VALUE ? idle : idle + 1;
+    }
+}

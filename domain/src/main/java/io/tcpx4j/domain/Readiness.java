@@ -1,0 +1,79 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.function.BooleanSupplier;
+
+/**
+ * What an idle agent blocks on: a selector over the engine's control sockets and its listener, woken
+ * early by {@link #wake()} (commands, transport events). The selector only ends the wait; the duty
+ * cycle that follows looks at every connection anyway.
+ *
+ * <p>{@link #wake()} is thread-safe; everything else belongs to the agent thread.
+ */
+final class Readiness implements AutoCloseable {
+
+    private final Selector selector;
+    private volatile boolean waiting;
+    private volatile boolean signaled;
+
+    Readiness() {
+        try {
+            selector = Selector.open();
+        } catch (IOException e) {
+            throw new TransferException(Code.BACKEND, "cannot open a selector: " + e.getMessage(), e);
+        }
+    }
+
+    /** Watches {@code channel} for {@code ops}; returns the key, or null if the channel is closed already. */
+    SelectionKey watch(SelectableChannel channel, int ops) {
+        try {
+            return channel.register(selector, ops);
+        } catch (ClosedChannelException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Blocks up to {@code timeoutMillis} unless a watched channel is ready or {@link #wake()} is called.
+     * A wake since the last wait, or {@code stillIdle} turning false (checked after announcing the wait,
+     * so a wake racing with the decision to block is never lost), skips the block.
+     */
+    void await(long timeoutMillis, BooleanSupplier stillIdle) {
+        waiting = true;
+        try {
+            if (!signaled && stillIdle.getAsBoolean()) {
+                selector.select(Math.max(1, timeoutMillis));
+            }
+        } catch (IOException e) {
+            throw new TransferException(Code.BACKEND, "selector failed: " + e.getMessage(), e);
+        } finally {
+            waiting = false;
+            signaled = false;
+            selector.selectedKeys().clear();
+        }
+    }
+
+    /** Ends a wait in progress, or skips the next one; cheap when nobody waits. */
+    void wake() {
+        signaled = true;
+        if (waiting) {
+            selector.wakeup();
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            selector.close();
+        } catch (IOException ignored) {
+            // nothing else to release
+        }
+    }
+}
