@@ -182,7 +182,7 @@ public final class CudaUnpacker implements Unpacker {
         if (open.list.appendIfFits(request, destination)) {
             return;
         }
-        WorkList.validate(request);
+        open.list.validate(request);
         WorkList last = open.list.append(request, destination, overflow);
         if (last != open.list) {
             throw new IllegalStateException("work list switched without flush");
