@@ -11,7 +11,7 @@
 #   scripts/device/prepare.sh [DEST]
 #
 # Run it on the build machine (x86-64 Linux with JDK 17), then hand DEST to the device machine
-# (docs/PERFORMANCE.md, "How the GPU figures are made"). PTX_VARIANTS overrides the variant list:
+# (docs/PERFORMANCE.md, "How the figures are made"). PTX_VARIANTS overrides the variant list:
 # space-separated name:flags entries, flags for cuda-unpack/src/main/cuda/gen-ptx.sh joined by ','.
 #
 # A/B builds: VARIANT=name builds the checkout at TREE (default: this one) and puts only its tcpx4j
