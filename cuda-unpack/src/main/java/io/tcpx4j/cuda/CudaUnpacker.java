@@ -32,12 +32,12 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * finishes its last blocks, and each ticket covers its own batch only (tickets may complete out of
  * order).
  *
- * <p>Per receive, the CPU validates the fragment table (as {@link CpuUnpacker} does) and appends one
- * record per fragment, with absolute addresses, to a work list in pinned host memory, which the
- * kernel reads in place (or, with {@link Settings#recordsInDeviceMemory()} on, from a copy made on
- * the batch's stream at launch). Work lists are
- * reused once the launch that read them finished; a batch that finds none free gets a new one, so
- * {@code add} and {@code submit} never wait for the GPU.
+ * <p>Per receive, the CPU checks the fragment table ({@link io.tcpx4j.domain.memory.FragmentReader},
+ * as {@link CpuUnpacker} does) and appends one record per fragment, with absolute addresses, to a
+ * work list in pinned host memory, which the kernel reads in place (or, with
+ * {@link Settings#recordsInDeviceMemory()} on, from a copy made on the batch's stream at launch).
+ * Work lists are reused once the launch that read them finished; a batch that finds none free gets
+ * a new one, so {@code add} and {@code submit} never wait for the GPU.
  *
  * <p>Kinds: host destinations with host bounce pages are copied by the CPU at once
  * ({@link CpuUnpacker#unpack}); everything else runs on the GPU, which reaches host memory only when
