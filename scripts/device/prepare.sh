@@ -2,7 +2,8 @@
 # Builds everything the GPU device runs need into one folder (default .device/run/, git-ignored):
 #   jre/     a jlink'ed Java 17 runtime (the device image has no JDK)
 #   lib/     the runtime jars of cuda-unpack and integration-tests with all dependencies (test scope
-#            too), plus their test classes as tcpx4j-cuda-unpack-tests.jar / tcpx4j-it-tests.jar
+#            too), plus their test classes as tcpx4j-cuda-unpack-tests.jar (GPU tests, UnpackBench)
+#            and tcpx4j-it-tests.jar
 #   junit-platform-console-standalone-*.jar   the JUnit launcher run.sh uses
 #   ptx/     unpack-kernel variants for UnpackBench and the GPU suite (only where nvcc is installed)
 #   run.sh, nccl_socket_bench.py, plot_gpu_pair.py   copied from scripts/device/
@@ -10,7 +11,7 @@
 #   scripts/device/prepare.sh [DEST]
 #
 # Run it on the build machine (x86-64 Linux with JDK 17), then hand DEST to the device machine
-# (docs/PERFORMANCE.md, "How the GPU figures are made"). PTX_VARIANTS overrides the variant list:
+# (docs/PERFORMANCE.md, "How the figures are made"). PTX_VARIANTS overrides the variant list:
 # space-separated name:flags entries, flags for cuda-unpack/src/main/cuda/gen-ptx.sh joined by ','.
 #
 # A/B builds: VARIANT=name builds the checkout at TREE (default: this one) and puts only its tcpx4j
@@ -36,7 +37,7 @@ if [ -n "${VARIANT:-}" ]; then
     for m in api domain inject transport-loopback cuda-unpack; do
         cp $m/target/tcpx4j-$m-*.jar "$v/"
     done
-    rm -f "$v"/*-sources.jar "$v"/*-javadoc.jar
+    rm -f "$v"/*-sources.jar "$v"/*-javadoc.jar "$v"/tcpx4j-cuda-unpack-*-tests.jar
     jar cf "$v/tcpx4j-cuda-unpack-tests.jar" -C cuda-unpack/target/test-classes .
     jar cf "$v/tcpx4j-it-tests.jar" -C integration-tests/target/test-classes .
     { git rev-parse HEAD && git status --porcelain --untracked-files=no | sed 's/^/dirty: /'; } > "$v/COMMIT" 2>&1 \
@@ -54,6 +55,8 @@ mkdir -p "$dest/lib"
 cp cuda-unpack/target/dependency/*.jar "$dest/lib/"
 cp -f integration-tests/target/dependency/*.jar "$dest/lib/"
 cp -f cuda-unpack/target/tcpx4j-cuda-unpack-*.jar "$dest/lib/"
+# test classes go in once, as the two *-tests.jar below (UnpackBench and GpuTest live there)
+rm -f "$dest"/lib/tcpx4j-cuda-unpack-*-tests.jar
 # jcuda-natives carries 26 MB of libraries; cuda-unpack loads only the driver API's (1 MB)
 natives=$(ls "$dest"/lib/jcuda-natives-*-linux-x86_64.jar)
 tmp=$(mktemp -d)

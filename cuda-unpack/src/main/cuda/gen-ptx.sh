@@ -10,8 +10,8 @@
 # sm_90 as proof. The target is compute_80 so that A100s can JIT it too. Needs nvcc and ptxas on
 # PATH (or NVCC=/path/to/nvcc).
 #
-# ARCH=90 builds for `.target sm_90` instead (compute_90, checked by ptxas for sm_90 only): for
-# variants that use Hopper's bulk copy engine (-DBULK=1), which sm_80 lacks.
+# The output's first line records the SHA-256 of unpack.cu and the nvcc flags; PtxSourceTest
+# recomputes it from the sources in every build, so a kernel edited without regenerating fails CI.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/../resources/io/tcpx4j/cuda/unpack.ptx}
@@ -20,19 +20,24 @@ nvcc=${NVCC:-nvcc}
 ptxas=$(dirname "$(command -v "$nvcc")")/ptxas
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-arch=${ARCH:-80}
-"$nvcc" -ptx -arch=compute_$arch -O3 "$@" -o "$tmp/raw.ptx" "$here/unpack.cu"
-awk '
-  /^\.version / {
-    split($2, v, ".")
-    if (v[1] + 0 > 8 || (v[1] + 0 == 8 && v[2] + 0 > 2)) {
-      print "// .version lowered from " $2 " to 8.2 by gen-ptx.sh (the body needs no newer PTX; ptxas checked)"
-      print ".version 8.2"
-      next
+flags="-ptx -arch=compute_80 -O3${*:+ $*}"
+# shellcheck disable=SC2086
+"$nvcc" $flags -o "$tmp/raw.ptx" "$here/unpack.cu"
+source_hash=$(sha256sum "$here/unpack.cu" | cut -d' ' -f1)
+{
+  echo "// tcpx4j unpack.cu sha256 $source_hash, nvcc flags: $flags"
+  awk '
+    /^\.version / {
+      split($2, v, ".")
+      if (v[1] + 0 > 8 || (v[1] + 0 == 8 && v[2] + 0 > 2)) {
+        print "// .version lowered from " $2 " to 8.2 by gen-ptx.sh (the body needs no newer PTX; ptxas checked)"
+        print ".version 8.2"
+        next
+      }
     }
-  }
-  { print }
-' "$tmp/raw.ptx" > "$tmp/unpack.ptx"
+    { print }
+  ' "$tmp/raw.ptx"
+} > "$tmp/unpack.ptx"
 "$ptxas" -arch=sm_90 -o /dev/null "$tmp/unpack.ptx"
-[ "$arch" -ge 90 ] || "$ptxas" -arch=sm_80 -o /dev/null "$tmp/unpack.ptx"
+"$ptxas" -arch=sm_80 -o /dev/null "$tmp/unpack.ptx"
 cp "$tmp/unpack.ptx" "$out"

@@ -25,16 +25,13 @@
 typedef unsigned long long u64;
 typedef unsigned int u32;
 
-// UNROLL: loads per lane in flight on the non-page paths (16-byte; 8-byte on the shifted path
-// for mutually misaligned records, which took UNROLL / 2 until round 4: +9 points TCP-like);
-// BLOCK_THREADS: threads per block (exported as tcpx4j_block_threads, which the host launches
-// with); MIN_BLOCKS: resident blocks per SM the register budget must allow. The defaults of
-// these and of TEAMFIT and PIPE below are the measured choices (docs/PERFORMANCE.md,
-// "cuda-unpack: kernel round 2"; UNIT_MAX and BULK: rounds 3 and 4); the others stay buildable
-// for the benchmark through gen-ptx.sh's extra flags. Round 4 also measured, and dropped: warps
-// claiming units from a counter or dealt statically over a resident grid, a block fetching all its
-// warps' records at once, L2 prefetches of later units' records, L2::256B / L1::no_allocate /
-// streaming cache hints on the page loads, and plain st.global page stores; none beat the default.
+// Sizing of the shipped kernel; each may be overridden with -D through gen-ptx.sh's extra flags.
+// UNROLL: loads per lane in flight on the non-page paths (16-byte; 8-byte on the shifted path for
+// mutually misaligned records). BLOCK_THREADS: threads per block, exported as
+// tcpx4j_block_threads, which the host launches with. MIN_BLOCKS: resident blocks per SM the
+// register budget must allow. UNIT_MAX: the largest unit (records per warp) the kernel takes,
+// exported as tcpx4j_records_per_warp (the host caps its units there). docs/PERFORMANCE.md
+// ("cuda-unpack") has the measurements behind the defaults.
 #ifndef UNROLL
 #define UNROLL 4
 #endif
@@ -44,50 +41,15 @@ typedef unsigned int u32;
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2
 #endif
-extern "C" __device__ u32 tcpx4j_block_threads = BLOCK_THREADS;
-#ifndef TEAMS
-#define TEAMS 1
-#endif
-// UNIT_MAX: the largest unit the kernel takes, exported as tcpx4j_records_per_warp (the host
-// caps its units there; kernels without the global get a resident grid and a unit of 1).
 #ifndef UNIT_MAX
 #define UNIT_MAX 8u
 #endif
+extern "C" __device__ u32 tcpx4j_block_threads = BLOCK_THREADS;
 extern "C" __device__ u32 tcpx4j_records_per_warp = UNIT_MAX;
-// TEAMFIT: 0 = fixed team thresholds (2048/1024/512 B); 1 = the smallest team whose one round of
-// UNROLL 16-byte loads per lane covers the longest of its 32 records.
-#ifndef TEAMFIT
-#define TEAMFIT 0
-#endif
-// PIPE: 1 = whole-warp 4 KiB pages (16-byte aligned both sides) take a path with 8 unpredicated
-// 16-byte loads per lane, and the loads of the next such page are issued before the stores of the
-// current one, so two pages per warp are in flight; 2 = the same path without the overlap (one
-// page per warp in flight).
-#ifndef PIPE
-#define PIPE 1
-#endif
-// Cache operators, kept selectable for the benchmark: loads 0 = ld.global.nc, 1 = .cg, 2 = .cs;
-// stores 0 = st.global.wb, 1 = .cs, 2 = .cg.
-#ifndef LDMODE
-#define LDMODE 0
-#endif
-#ifndef STMODE
-#define STMODE 0
-#endif
-#if LDMODE == 1
-#define LOAD(p) __ldcg(p)
-#elif LDMODE == 2
-#define LOAD(p) __ldcs(p)
-#else
+
+// Loads through the read-only data cache; stores write back.
 #define LOAD(p) __ldg(p)
-#endif
-#if STMODE == 1
-#define STORE(p, v) __stcs(p, v)
-#elif STMODE == 2
-#define STORE(p, v) __stcg(p, v)
-#else
 #define STORE(p, v) __stwb(p, v)
-#endif
 
 // The lanes that copy one fragment together: `size` consecutive lanes (4, 8, 16 or 32), this
 // lane's index among them, and their shuffle mask.
@@ -225,128 +187,13 @@ __device__ __forceinline__ void page_store(const uint4 (&v)[PAGE_LOADS], u64 dst
     for (int u = 0; u < PAGE_LOADS; u++) STORE(d + u * WARP, v[u]);
 }
 
-// BULK (sm_90 only; gen-ptx.sh with ARCH=90): units whose records are all 16-byte aligned on both
-// sides with lengths a multiple of 16 and at most BULK_BUF bytes go through Hopper's bulk copy
-// engine: global -> this warp's shared-memory buffer (cp.async.bulk, completing on an mbarrier),
-// then shared -> global (cp.async.bulk ... bulk_group). The records of one round fill the buffer;
-// each lane issues the copies of its own record, so a round of 1 KiB records is 4 bulk loads at
-// once. Measured (docs/PERFORMANCE.md, kernel rounds 3 and 4): at 4 KiB no better than the
-// register path with 4 to 16 KiB of buffer per warp; at 1 KiB +6-9 points (BULK_BUF 8192 with
-// BLOCK_THREADS 128, 0.93 in place / 0.95 uploaded). Not shipped, kept buildable
-// (ARCH=90 gen-ptx.sh OUT -DBULK=1 ...). The host would load such a PTX as unpack-sm90.ptx on
-// compute capability 9.0+ (UnpackKernel.shipped).
-#ifndef BULK
-#define BULK 0
-#endif
-#if BULK
-#ifndef BULK_BUF
-#define BULK_BUF 4096u
-#endif
-#define BLOCK_WARPS (BLOCK_THREADS / WARP)
-__device__ __forceinline__ u32 smem_addr(const void* p) {
-    return (u32)__cvta_generic_to_shared(p);
-}
-__device__ __forceinline__ void bar_init(u32 bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-__device__ __forceinline__ void bar_expect(u32 bar, u32 bytes) {
-    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void bar_wait(u32 bar, u32 parity) {
-    asm volatile("{\n\t.reg .pred p;\n"
-                 "WAIT_%=:\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
-                 "@!p bra WAIT_%=;\n\t}" ::"r"(bar), "r"(parity)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_load(u32 smem, u64 src, u32 bytes, u32 bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_store(u64 dst, u32 smem, u32 bytes) {
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(smem), "r"(bytes) : "memory");
-    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-__device__ __forceinline__ void bulk_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-}
-__device__ __forceinline__ void bulk_wait_all() {
-    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-}
-#endif
-
-#if BULK
-// One warp's bulk-copy state: its shared-memory buffer and mbarrier, the barrier's phase.
-struct Bulk {
-    u32 buf;
-    u32 bar;
-    u32 phase;
-    bool used;
-};
-#define BULK_ARG , Bulk& bk
-#else
-#define BULK_ARG
-#endif
-
 // Copies the `count` (<= 32) records of one unit; lane j holds record j in (s, d, l).
-__device__ __forceinline__ void copy_unit(u64 s, u64 d, u32 l, u32 count, u32 lane BULK_ARG) {
-#if BULK
-    {
-        const bool ok = lane >= count || (((s | d) & 15u) == 0 && (l & 15u) == 0 && l <= BULK_BUF);
-        if (__all_sync(FULL_MASK, ok)) {
-            // Inclusive prefix sum of the lengths (0 past count).
-            const u32 mylen = lane < count ? l : 0u;
-            u32 incl = mylen;
-#pragma unroll
-            for (u32 o = 1; o < WARP; o <<= 1) {
-                const u32 v = __shfl_up_sync(FULL_MASK, incl, o);
-                if (lane >= o) incl += v;
-            }
-            const u32 excl = incl - mylen;
-            u32 a = 0, base = 0;
-#pragma unroll 1
-            while (a < count) {
-                const bool in = lane >= a && lane < count && incl - base <= BULK_BUF;
-                const u32 taken = __popc(__ballot_sync(FULL_MASK, in));
-                const u32 b = a + taken;
-                const u32 total = __shfl_sync(FULL_MASK, incl, b - 1u) - base;
-                if (lane == 0) bar_expect(bk.bar, total);
-                __syncwarp();
-                if (in) bulk_load(bk.buf + (excl - base), s, mylen, bk.bar);
-                bar_wait(bk.bar, bk.phase);
-                bk.phase ^= 1u;
-                if (in) {
-                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                    bulk_store(d, bk.buf + (excl - base), mylen);
-                    bulk_wait_read();
-                }
-                __syncwarp();
-                base += total;
-                a = b;
-            }
-            bk.used = true;
-            return;
-        }
-    }
-#endif
-#if TEAMS
+__device__ __forceinline__ void copy_unit(u64 s, u64 d, u32 l, u32 count, u32 lane) {
     // Small fragments alone cannot keep enough bytes in flight per warp (a warp waits a
     // whole memory latency per fragment): split the warp into teams that copy several
     // fragments at once.
     const u32 longest = __reduce_max_sync(FULL_MASK, l);
-#if TEAMFIT
-    const u32 round = 16u * UNROLL; // bytes one lane moves per round
-    const u32 size = longest > 16u * round ? 32u : longest > 8u * round ? 16u : longest > 4u * round ? 8u : 4u;
-#else
     const u32 size = longest > 2048u ? 32u : longest > 1024u ? 16u : longest > 512u ? 8u : 4u;
-#endif
-#else
-    const u32 size = WARP;
-#endif
-#if PIPE
     if (size == WARP) {
         // Pages: the loads of page j+1 go out before the stores of page j.
         uint4 cur[PAGE_LOADS];
@@ -357,10 +204,7 @@ __device__ __forceinline__ void copy_unit(u64 s, u64 d, u32 l, u32 count, u32 la
             const u64 src = __shfl_sync(FULL_MASK, s, j);
             const u64 dst = __shfl_sync(FULL_MASK, d, j);
             const u32 len = __shfl_sync(FULL_MASK, l, j);
-            if (PIPE == 2 && is_page(src, dst, len)) {
-                page_load(cur, src, lane);
-                page_store(cur, dst, lane);
-            } else if (PIPE == 1 && is_page(src, dst, len)) {
+            if (is_page(src, dst, len)) {
                 uint4 next[PAGE_LOADS];
                 page_load(next, src, lane);
                 if (held) page_store(cur, pending, lane);
@@ -381,7 +225,6 @@ __device__ __forceinline__ void copy_unit(u64 s, u64 d, u32 l, u32 count, u32 la
         if (held) page_store(cur, pending, lane);
         return;
     }
-#endif
     Team t;
     t.size = size;
     t.lane = lane & (size - 1u);
@@ -421,21 +264,6 @@ tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) 
     const u32 lane = threadIdx.x & (WARP - 1u);
     // Records per unit.
     const u32 g = per_warp == 0 ? 1u : per_warp > WARP ? WARP : per_warp;
-#if BULK
-    __shared__ __align__(128) unsigned char bulk_buf[BLOCK_WARPS][BULK_BUF];
-    __shared__ __align__(8) u64 bulk_bar[BLOCK_WARPS];
-    const u32 wib = threadIdx.x / WARP;
-    Bulk bk;
-    bk.buf = smem_addr(&bulk_buf[wib][0]);
-    bk.bar = smem_addr(&bulk_bar[wib]);
-    bk.phase = 0;
-    bk.used = false;
-    if (lane == 0) bar_init(bk.bar);
-    __syncwarp();
-#define BULK_PASS , bk
-#else
-#define BULK_PASS
-#endif
     // Unit u to warp u of a grid the host sizes to cover all units (and u + nwarps, ... if short).
     const u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WARP;
     const u64 nwarps = ((u64)gridDim.x * blockDim.x) / WARP;
@@ -444,9 +272,6 @@ tcpx4j_unpack(const u64* __restrict__ table, u32 capacity, u32 n, u32 per_warp) 
         u64 s, d;
         u32 l;
         const u32 count = fetch_unit(table, capacity, first, n, g, lane, s, d, l);
-        copy_unit(s, d, l, count, lane BULK_PASS);
+        copy_unit(s, d, l, count, lane);
     }
-#if BULK
-    if (bk.used) bulk_wait_all();
-#endif
 }

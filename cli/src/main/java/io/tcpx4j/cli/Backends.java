@@ -20,7 +20,7 @@ import java.util.Objects;
 /**
  * The one place where the CLI chooses adapters: which transport module (and, for GPU memory, the
  * cuda-unpack module) an engine's injector gets beside {@code EngineModule}, and whether the selected
- * transport and memory exist in this build and on this host.
+ * memory is usable on this host (every adapter is part of the CLI build).
  * Adding a transport or the CUDA memory module touches only this class.
  *
  * <p>Thread-safe (stateless).
@@ -40,18 +40,13 @@ final class Backends {
     }
 
     /**
-     * Fails with {@link Unavailable} if this build cannot run {@code transport} with {@code memory}.
-     * Cheap and side-effect free: no native library is loaded here (a missing TCPX plugin shows when
-     * the engine starts, {@link Node#start}).
+     * Fails with {@link Unavailable} if this host cannot run {@code transport} with {@code memory}.
+     * No transport's native library is loaded here (a missing TCPX plugin shows when the engine
+     * starts, {@link Node#start}).
      */
     static void checkAvailable(TransportKind transport, MemoryKind memory) {
-        if (!built(transport)) {
-            throw new Unavailable("--transport " + transport.label() + " is not available in this build");
-        }
+        Objects.requireNonNull(transport, "transport");
         if (memory == MemoryKind.VRAM) {
-            if (!built(null)) {
-                throw new Unavailable("--mem vram is not available in this build (module cuda-unpack is not built in)");
-            }
             // loads JCuda's native library and calls cuInit; failures are reported, never fatal
             if (!Cuda.isAvailable()) {
                 throw new Unavailable("--mem vram is not available on this host: CUDA is not usable ("
@@ -94,21 +89,5 @@ final class Backends {
     static TcpxTransport tcpxForInspection(DeviceMemory memory) {
         TcpxOptions d = TcpxOptions.defaults();
         return TcpxTransport.open(new TcpxOptions(d.library(), 0, true, Duration.ofSeconds(30)), memory);
-    }
-
-    /**
-     * Whether the module of a transport (or, for null, cuda-unpack) is on the classpath. Looks the
-     * class up without initialising it, so no native library is touched.
-     */
-    static boolean built(TransportKind transport) {
-        String probe = transport == null ? "io.tcpx4j.cuda.Cuda"
-                : transport == TransportKind.TCPX ? "io.tcpx4j.transport.tcpx.Tcpx"
-                : "io.tcpx4j.transport.loopback.LoopbackTransport";
-        try {
-            Class.forName(probe, false, Backends.class.getClassLoader());
-            return true;
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
-        }
     }
 }

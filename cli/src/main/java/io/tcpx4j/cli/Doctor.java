@@ -64,12 +64,7 @@ final class Doctor {
     }
 
     private Check loopback() {
-        if (Backends.built(TransportKind.LOOPBACK)) {
-            return Check.ok("loopback", "transport-loopback built in (kernel TCP, no GPU needed)");
-        }
-        return Check.fail("loopback", "transport-loopback is not built into this tcpx4j",
-                "rebuild from a checkout where transport-loopback is merged: ./mvnw -B -q -DskipTests -pl cli -am package",
-                transport == TransportKind.LOOPBACK);
+        return Check.ok("loopback", "transport-loopback built in (kernel TCP, no GPU needed)");
     }
 
     private List<Check> tcpx() {
@@ -89,13 +84,6 @@ final class Doctor {
         }
         String plugins = found.isEmpty() ? "no TCPX plugin file at " + String.join(", ", PLUGIN_PATHS)
                 : "plugin file(s): " + String.join(", ", found);
-        if (!Backends.built(TransportKind.TCPX)) {
-            String detail = "not built: transport-tcpx is not part of this tcpx4j build; " + plugins;
-            out.add(selected
-                    ? Check.fail("tcpx", detail, "use --transport loopback, or rebuild once transport-tcpx is merged", true)
-                    : Check.info("tcpx", detail));
-            return out;
-        }
         if (!selected) {
             out.add(Check.info("tcpx", "transport-tcpx built in; " + plugins
                     + " (run 'tcpx4j doctor --transport tcpx' to load and list it)"));
@@ -136,13 +124,6 @@ final class Doctor {
         boolean needed = memory == MemoryKind.VRAM;
         String driver = driverVersion();
         String driverText = driver != null ? "NVIDIA driver: " + driver : "no NVIDIA kernel driver loaded";
-        if (!Backends.built(null)) {
-            String detail = "not built: cuda-unpack is not part of this tcpx4j build; " + driverText;
-            out.add(needed
-                    ? Check.fail("cuda", detail, "use --mem dram, or rebuild once cuda-unpack is merged", true)
-                    : Check.info("cuda", detail));
-            return out;
-        }
         if (!needed) {
             out.add(Check.info("cuda", "cuda-unpack built in; " + driverText
                     + " (run 'tcpx4j doctor --mem vram' to initialise CUDA and list GPUs)"));

@@ -15,11 +15,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyAsync;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
@@ -34,12 +32,12 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * finishes its last blocks, and each ticket covers its own batch only (tickets may complete out of
  * order).
  *
- * <p>Per receive, the CPU validates the fragment table (as {@link CpuUnpacker} does) and appends one
- * record per fragment, with absolute addresses, to a work list in pinned host memory, which the
- * kernel reads in place (or, with {@link Settings#recordsInDeviceMemory()} on, from a copy made on
- * the batch's stream at launch). Work lists are
- * reused once the launch that read them finished; a batch that finds none free gets a new one, so
- * {@code add} and {@code submit} never wait for the GPU.
+ * <p>Per receive, the CPU checks the fragment table ({@link io.tcpx4j.domain.memory.FragmentReader},
+ * as {@link CpuUnpacker} does) and appends one record per fragment, with absolute addresses, to a
+ * work list in pinned host memory, which the kernel reads in place (or, with
+ * {@link Settings#recordsInDeviceMemory()} on, from a copy made on the batch's stream at launch).
+ * Work lists are reused once the launch that read them finished; a batch that finds none free gets
+ * a new one, so {@code add} and {@code submit} never wait for the GPU.
  *
  * <p>Kinds: host destinations with host bounce pages are copied by the CPU at once
  * ({@link CpuUnpacker#unpack}); everything else runs on the GPU, which reaches host memory only when
@@ -85,9 +83,6 @@ public final class CudaUnpacker implements Unpacker {
         final int[] count = {0};
         final int[] unit = {1};
         final Pointer params;
-        /** Blocks and threads per block of its last launch. */
-        int grid;
-        int block;
         /** 0: free; OPEN: part of the batch not yet submitted; else the ticket that covers it. */
         long ticket;
 
@@ -112,15 +107,13 @@ public final class CudaUnpacker implements Unpacker {
     private final UnpackKernel kernel;
     /**
      * Streams consecutive batches take turns on. Two let a launch overlap the previous one's ramp
-     * down; docs/PERFORMANCE.md ("two streams") measured +1.5 to +3 points back to back at 4 KiB.
+     * down: +1.5 to +3 points back to back at 4 KiB (docs/PERFORMANCE.md, "cuda-unpack").
      */
     static final int STREAMS = 2;
 
     private final CUstream[] streams = new CUstream[STREAMS];
     /** The stream of the batch being built; the next one takes the next stream. */
     private int turn;
-    /** Streams in use (STREAMS, or fewer for UnpackBench). */
-    private int inUse = STREAMS;
     private final EventRing events = new EventRing();
     private final List<Slot> ring = new ArrayList<>();
     private final List<Slot> batch = new ArrayList<>();
@@ -130,7 +123,6 @@ public final class CudaUnpacker implements Unpacker {
     private boolean cpuWork;
     private long checkedHost;
     private long launches;
-    private Slot lastLaunched;
     private boolean closed;
 
     /** An unpacker on GPU {@code device} with {@link Settings#DEFAULT}. */
@@ -139,12 +131,16 @@ public final class CudaUnpacker implements Unpacker {
     }
 
     public CudaUnpacker(CudaDeviceMemory memory, int device, Settings settings) {
+        this(memory, device, settings, kernelFor(memory, device, settings));
+    }
+
+    /** An unpacker that launches {@code kernel} (loaded into {@code device}'s context); it closes it. */
+    CudaUnpacker(CudaDeviceMemory memory, int device, Settings settings, UnpackKernel kernel) {
         this.memory = Objects.requireNonNull(memory, "memory");
         this.contexts = memory.contexts();
         this.device = device;
         this.settings = Objects.requireNonNull(settings, "settings");
-        this.kernel = settings.ptx() == null ? UnpackKernel.shipped(contexts, device)
-                : new UnpackKernel(contexts, device, read(settings.ptx()));
+        this.kernel = Objects.requireNonNull(kernel, "kernel");
         try {
             contexts.makeCurrent(device);
             for (int i = 0; i < STREAMS; i++) {
@@ -182,7 +178,7 @@ public final class CudaUnpacker implements Unpacker {
         if (open.list.appendIfFits(request, destination)) {
             return;
         }
-        WorkList.validate(request);
+        open.list.validate(request);
         WorkList last = open.list.append(request, destination, overflow);
         if (last != open.list) {
             throw new IllegalStateException("work list switched without flush");
@@ -200,7 +196,7 @@ public final class CudaUnpacker implements Unpacker {
         if (!batch.isEmpty()) {
             contexts.makeCurrent(device);
             ticket = events.record(streams[turn]);
-            turn = (turn + 1) % inUse;
+            turn = (turn + 1) % STREAMS;
             for (Slot s : batch) {
                 s.ticket = ticket;
             }
@@ -238,53 +234,6 @@ public final class CudaUnpacker implements Unpacker {
     /** The stream the batch being built (or the next one) goes to. */
     CUstream stream() {
         return streams[turn];
-    }
-
-    /** The streams in use (for UnpackBench, which brackets back-to-back launches on all of them). */
-    CUstream[] streams() {
-        return Arrays.copyOf(streams, inUse);
-    }
-
-    /** For UnpackBench: batches take turns on the first {@code n} (1 or {@link #STREAMS}) streams. */
-    void overrideStreams(int n) {
-        if (n < 1 || n > STREAMS) {
-            throw new IllegalArgumentException("streams " + n);
-        }
-        inUse = n;
-        turn = 0;
-    }
-
-    /** For UnpackBench: fixes the kernel's unit size (records per unit), or 0 for its own choice. */
-    void overrideUnit(int records) {
-        kernel.overrideUnit(records);
-    }
-
-    /** For UnpackBench: launches blocks of {@code threads} threads. */
-    void overrideBlock(int threads) {
-        kernel.overrideBlock(threads);
-    }
-
-    /** For UnpackBench: how the last launch dealt its records ("unit N, M x T threads"). */
-    String lastDeal() {
-        return lastLaunched == null ? "no launch"
-                : "unit " + lastLaunched.unit[0] + ", " + lastLaunched.grid + " x " + lastLaunched.block;
-    }
-
-    /**
-     * For UnpackBench: launches the most recent work list again {@code times} times, back to back,
-     * taking turns on the streams in use as batches do, with no ticket (its records and data must
-     * still be valid: call it only after the batch completed and before the next add).
-     */
-    void replayLast(int times) {
-        requireOpen();
-        if (lastLaunched == null) {
-            throw new IllegalStateException("nothing launched yet");
-        }
-        contexts.makeCurrent(device);
-        for (int i = 0; i < times; i++) {
-            CudaCheck.check(cuLaunchKernel(kernel.function(), lastLaunched.grid, 1, 1, lastLaunched.block, 1, 1, 0,
-                    streams[i % inUse], lastLaunched.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
-        }
     }
 
     /** Work lists allocated so far. */
@@ -342,12 +291,9 @@ public final class CudaUnpacker implements Unpacker {
         }
         slot.count[0] = n;
         slot.unit[0] = kernel.unitFor(n, slot.list.bytes());
-        slot.grid = kernel.gridFor((n + slot.unit[0] - 1) / slot.unit[0]);
-        slot.block = kernel.blockThreads();
-        CudaCheck.check(cuLaunchKernel(kernel.function(), slot.grid, 1, 1, slot.block, 1, 1, 0, streams[turn],
-                slot.params, null), "cuLaunchKernel(" + UnpackKernel.ENTRY + ")");
+        kernel.launch(kernel.gridFor((n + slot.unit[0] - 1) / slot.unit[0]), kernel.blockThreads(), streams[turn],
+                slot.params);
         launches++;
-        lastLaunched = slot;
         batch.add(slot);
     }
 
@@ -416,6 +362,13 @@ public final class CudaUnpacker implements Unpacker {
         if (closed) {
             throw new TransferException(TransferException.Code.BACKEND, "unpacker is closed");
         }
+    }
+
+    private static UnpackKernel kernelFor(CudaDeviceMemory memory, int device, Settings settings) {
+        Objects.requireNonNull(memory, "memory");
+        Objects.requireNonNull(settings, "settings");
+        return settings.ptx() == null ? UnpackKernel.shipped(memory.contexts(), device)
+                : new UnpackKernel(memory.contexts(), device, read(settings.ptx()));
     }
 
     private static byte[] read(Path ptx) {

@@ -8,6 +8,7 @@ import jcuda.driver.CUresult;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
+import jcuda.driver.CUstream;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
@@ -28,18 +30,16 @@ import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocess
  * driver's JIT (which caches the result in {@code ~/.nv/ComputeCache}), and the grid size that keeps
  * every block resident at once (the kernel loops over its records, so more blocks would only queue).
  *
+ * <p>How a launch is dealt ({@link #unitFor}, {@link #blockThreads}, {@link #gridFor}) and the launch
+ * itself ({@link #launch}) are overridable, so that tests and benchmarks can fix the deal and record
+ * launches without hooks in the unpacker.
+ *
  * <p><b>Not thread-safe</b>: owned by one {@link CudaUnpacker}.
  */
-final class UnpackKernel implements AutoCloseable {
+class UnpackKernel implements AutoCloseable {
 
     /** The shipped PTX, built from src/main/cuda/unpack.cu by gen-ptx.sh ({@code .target sm_80}). */
     static final String RESOURCE = "unpack.ptx";
-    /**
-     * An optional second PTX for compute capability 9.0 and newer ({@code .target sm_90}, Hopper's
-     * bulk copy engine), built by {@code ARCH=90 gen-ptx.sh}; where it is absent, or the driver
-     * refuses it, every GPU gets {@link #RESOURCE}.
-     */
-    static final String RESOURCE_SM90 = "unpack-sm90.ptx";
     static final String ENTRY = "tcpx4j_unpack";
     /** Threads per block for kernels that do not export {@link #BLOCK_GLOBAL}. */
     static final int BLOCK = 256;
@@ -51,14 +51,13 @@ final class UnpackKernel implements AutoCloseable {
      * Payload per unit the host aims at: one warp's share of a launch. Small units even out the
      * load across the GPU (the launch ends when its slowest block does); below about two pages a
      * warp no longer overlaps one page's stores with the next one's loads (docs/PERFORMANCE.md,
-     * "cuda-unpack: kernel round 4").
+     * "cuda-unpack").
      */
     static final int UNIT_BYTES = 8 * 1024;
 
     private final CUmodule module = new CUmodule();
     private final CUfunction function = new CUfunction();
     private final int sms;
-    private int declaredBlock = BLOCK;
     private int blockThreads = BLOCK;
     private int maxBlocks;
     private final int registers;
@@ -69,8 +68,6 @@ final class UnpackKernel implements AutoCloseable {
     private final int maxUnit;
     /** Warps resident at once on the GPU. */
     private int residentWarps;
-    /** For UnpackBench: a fixed unit size instead of {@link #unitFor}'s choice, or 0. */
-    private int unitOverride;
     private boolean loaded;
 
     /** Loads {@code ptx} (null-terminated or not) into the current context of {@code device}. */
@@ -92,7 +89,6 @@ final class UnpackKernel implements AutoCloseable {
             if (declared < 32 || declared > 1024 || declared % 32 != 0) {
                 throw new TransferException(TransferException.Code.BACKEND, BLOCK_GLOBAL + " = " + declared);
             }
-            declaredBlock = declared;
             sizeBlocks(declared);
             CudaCheck.check(cuFuncGetAttribute(value, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, function),
                     "cuFuncGetAttribute");
@@ -113,15 +109,6 @@ final class UnpackKernel implements AutoCloseable {
         return ptx;
     }
 
-    /**
-     * The shipped PTX for a GPU of compute capability {@code major}.x: the sm_90 one where it ships
-     * and {@code major >= 9}, else {@link #shippedPtx()}.
-     */
-    static byte[] shippedPtx(int major) {
-        byte[] sm90 = major >= 9 ? resource(RESOURCE_SM90) : null;
-        return sm90 != null ? sm90 : shippedPtx();
-    }
-
     /** A PTX resource beside this class, or null. */
     static byte[] resource(String name) {
         try (InputStream in = UnpackKernel.class.getResourceAsStream(name)) {
@@ -131,22 +118,8 @@ final class UnpackKernel implements AutoCloseable {
         }
     }
 
-    /**
-     * Loads the shipped kernel into {@code device}'s context: the sm_90 PTX on compute capability
-     * 9.0 and newer where it ships, else (or if the driver cannot load it) the sm_80 one.
-     */
+    /** Loads the shipped kernel into {@code device}'s context. */
     static UnpackKernel shipped(Contexts contexts, int device) {
-        int major = contexts.attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-        byte[] sm90 = major >= 9 ? resource(RESOURCE_SM90) : null;
-        if (sm90 != null) {
-            try {
-                return new UnpackKernel(contexts, device, sm90);
-            } catch (TransferException e) {
-                if (e.code() != TransferException.Code.NOT_SUPPORTED) {
-                    throw e;
-                }
-            }
-        }
         return new UnpackKernel(contexts, device, shippedPtx());
     }
 
@@ -160,29 +133,25 @@ final class UnpackKernel implements AutoCloseable {
         return "no .version";
     }
 
-    CUfunction function() {
-        return function;
-    }
-
     /** Blocks that fit on the GPU at once. */
     int maxBlocks() {
         return maxBlocks;
     }
 
-    /** Threads per block of every launch. */
+    /** Threads per block of every launch: the kernel's own block size. */
     int blockThreads() {
         return blockThreads;
     }
 
-    /**
-     * For UnpackBench: launches blocks of {@code threads} threads (a multiple of 32, at most the
-     * kernel's own block size), or of the kernel's own size for 0.
-     */
-    void overrideBlock(int threads) {
-        if (threads != 0 && (threads < 32 || threads > declaredBlock || threads % 32 != 0)) {
-            throw new IllegalArgumentException("block of " + threads + " threads (the kernel's own: " + declaredBlock + ")");
-        }
-        sizeBlocks(threads == 0 ? declaredBlock : threads);
+    /** The largest unit the kernel takes ({@link #UNIT_GLOBAL}), or 0 for a kernel without units. */
+    int maxUnit() {
+        return maxUnit;
+    }
+
+    /** Launches the kernel with the given deal on {@code stream}; {@code params} as cuLaunchKernel takes them. */
+    void launch(int grid, int block, CUstream stream, Pointer params) {
+        CudaCheck.check(cuLaunchKernel(function, grid, 1, 1, block, 1, 1, 0, stream, params, null),
+                "cuLaunchKernel(" + ENTRY + ")");
     }
 
     private void sizeBlocks(int threads) {
@@ -207,9 +176,6 @@ final class UnpackKernel implements AutoCloseable {
         if (maxUnit == 0) {
             return 1;
         }
-        if (unitOverride > 0) {
-            return Math.min(maxUnit, unitOverride);
-        }
         return unitSize(records, bytes, residentWarps, maxUnit);
     }
 
@@ -229,14 +195,9 @@ final class UnpackKernel implements AutoCloseable {
      * per unit; for kernels without units, at most a resident grid.
      */
     int gridFor(long units) {
-        int warpsPerBlock = blockThreads / 32;
+        int warpsPerBlock = blockThreads() / 32;
         long blocks = (units + warpsPerBlock - 1) / warpsPerBlock;
         return (int) Math.max(1, Math.min(blocks, maxUnit == 0 ? maxBlocks : Integer.MAX_VALUE));
-    }
-
-    /** For UnpackBench: fixes the unit size (records per unit), or 0 for {@link #unitFor}'s choice. */
-    void overrideUnit(int records) {
-        unitOverride = records;
     }
 
     /** The kernel's {@link #UNIT_GLOBAL} (1..32), or 0 when it has none. */

@@ -1,6 +1,7 @@
 package io.tcpx4j.cuda;
 
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.FragmentReader;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 
@@ -9,9 +10,9 @@ import io.tcpx4j.domain.port.out.NetRequest;
  * one host buffer ({@code u64 src[capacity]}, {@code u64 dst[capacity]}, {@code u32 len[capacity]}),
  * so that a warp's lanes fetch 32 records with one coalesced access each even across PCIe.
  *
- * <p>{@link #validate} checks a receive's fragment table exactly as
- * {@link io.tcpx4j.domain.memory.CpuUnpacker#unpack} does, before anything of it is queued, so a bad
- * table is rejected whole. {@link #append} then splits fragments longer than {@link #MAX_PIECE} so
+ * <p>Fragment tables are read and checked by {@link FragmentReader}, as
+ * {@link io.tcpx4j.domain.memory.CpuUnpacker} reads them; {@link #validate} checks a whole table
+ * before anything of it is queued, so a bad table is rejected whole. {@link #append} then splits fragments longer than {@link #MAX_PIECE} so
  * that one huge fragment cannot keep one warp busy while the others idle.
  *
  * <p><b>Not thread-safe.</b>
@@ -23,6 +24,7 @@ final class WorkList {
     /** Longest copy one record describes; the kernel relies on it for 32-bit index arithmetic. */
     static final int MAX_PIECE = 64 * 1024;
 
+    private final FragmentReader reader = new FragmentReader();
     private final long base;
     private final int capacity;
     private int size;
@@ -90,28 +92,16 @@ final class WorkList {
     }
 
     /**
-     * Checks a completed receive's fragments: count within TCPX's limit, every destination range
-     * inside the posted size. Returns the number of records {@link #append} will produce.
+     * Checks a completed receive's whole fragment table with {@link FragmentReader} and returns the
+     * number of records {@link #append} will produce.
      *
      * @throws TransferException BACKEND for a malformed table
      */
-    static long validate(NetRequest request) {
-        int count = request.fragmentCount();
-        if (count < 0 || count > NetRequest.MAX_FRAGMENTS) {
-            throw new TransferException(TransferException.Code.BACKEND, "fragment count " + count + " out of range");
-        }
-        long table = request.fragmentsAddress();
-        long size = Integer.toUnsignedLong(request.size());
+    long validate(NetRequest request) {
+        reader.reset(request);
         long records = 0;
-        for (int i = 0; i < count; i++) {
-            long rec = table + (long) i * NetRequest.FRAGMENT_BYTES;
-            long len = Integer.toUnsignedLong(NativeMemory.getInt(rec + 4));
-            long dstOff = NativeMemory.getLong(rec + 8);
-            if (dstOff < 0 || dstOff > size || len > size - dstOff) {
-                throw new TransferException(TransferException.Code.BACKEND,
-                        "fragment " + i + " [" + dstOff + ", +" + len + ") outside a receive of " + size + " bytes");
-            }
-            records += (len + MAX_PIECE - 1) / MAX_PIECE;
+        while (reader.next()) {
+            records += (reader.length() + MAX_PIECE - 1) / MAX_PIECE;
         }
         return records;
     }
@@ -125,43 +115,34 @@ final class WorkList {
      * @throws TransferException BACKEND for a malformed table (nothing appended)
      */
     boolean appendIfFits(NetRequest request, long destination) {
-        int count = request.fragmentCount();
-        if (count < 0 || count > NetRequest.MAX_FRAGMENTS) {
-            throw new TransferException(TransferException.Code.BACKEND, "fragment count " + count + " out of range");
-        }
+        int count = reader.reset(request);
         if (count > capacity - size) {
             return false;
         }
         int mark = size;
         long markBytes = bytes;
-        long table = request.fragmentsAddress();
-        long bounce = request.bounceBase();
-        long total = Integer.toUnsignedLong(request.size());
-        for (int i = 0; i < count; i++) {
-            long rec = table + (long) i * NetRequest.FRAGMENT_BYTES;
-            long srcOff = Integer.toUnsignedLong(NativeMemory.getInt(rec));
-            long len = Integer.toUnsignedLong(NativeMemory.getInt(rec + 4));
-            long dstOff = NativeMemory.getLong(rec + 8);
-            if (dstOff < 0 || dstOff > total || len > total - dstOff) {
-                size = mark;
-                bytes = markBytes;
-                throw new TransferException(TransferException.Code.BACKEND,
-                        "fragment " + i + " [" + dstOff + ", +" + len + ") outside a receive of " + total + " bytes");
-            }
-            long src = bounce + srcOff;
-            long dst = destination + dstOff;
-            while (len > 0) {
-                if (size == capacity) {
-                    size = mark;
-                    bytes = markBytes;
-                    return false;
+        try {
+            while (reader.next()) {
+                long src = reader.source();
+                long dst = destination + reader.destinationOffset();
+                long len = reader.length();
+                while (len > 0) {
+                    if (size == capacity) {
+                        size = mark;
+                        bytes = markBytes;
+                        return false;
+                    }
+                    int piece = (int) Math.min(len, MAX_PIECE);
+                    add(src, dst, piece);
+                    src += piece;
+                    dst += piece;
+                    len -= piece;
                 }
-                int piece = (int) Math.min(len, MAX_PIECE);
-                add(src, dst, piece);
-                src += piece;
-                dst += piece;
-                len -= piece;
             }
+        } catch (TransferException e) {
+            size = mark;
+            bytes = markBytes;
+            throw e;
         }
         return true;
     }
@@ -179,14 +160,11 @@ final class WorkList {
      */
     WorkList append(NetRequest request, long destination, Overflow overflow) {
         WorkList list = this;
-        int count = request.fragmentCount();
-        long table = request.fragmentsAddress();
-        long bounce = request.bounceBase();
-        for (int i = 0; i < count; i++) {
-            long rec = table + (long) i * NetRequest.FRAGMENT_BYTES;
-            long src = bounce + Integer.toUnsignedLong(NativeMemory.getInt(rec));
-            long len = Integer.toUnsignedLong(NativeMemory.getInt(rec + 4));
-            long dst = destination + NativeMemory.getLong(rec + 8);
+        reader.reset(request);
+        while (reader.next()) {
+            long src = reader.source();
+            long dst = destination + reader.destinationOffset();
+            long len = reader.length();
             while (len > 0) {
                 int piece = (int) Math.min(len, MAX_PIECE);
                 if (list.isFull()) {

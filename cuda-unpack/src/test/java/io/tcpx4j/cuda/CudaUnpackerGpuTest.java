@@ -79,16 +79,17 @@ class CudaUnpackerGpuTest {
      */
     @Test
     void everyUnitSizeAndBlockSizeGivesTheSameBytes() {
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+        TunedKernel kernel = new TunedKernel(memory, 0, testPtx());
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings(), kernel)) {
             FragmentPlan pages = FragmentPlan.uniform((4 << 20) + 3 * 4096, 4096, random);
             FragmentPlan mixed = adversarial(random, Integer.MAX_VALUE);
             for (int unit = 1; unit <= 8; unit++) {
                 for (int block : new int[] {0, 32, 96}) {
-                    unpacker.overrideUnit(unit);
-                    unpacker.overrideBlock(block);
+                    kernel.fixUnit(unit);
+                    kernel.fixBlock(block);
                     check(unpacker, pages, MemoryKind.VRAM, MemoryKind.VRAM);
                     check(unpacker, mixed, MemoryKind.VRAM, MemoryKind.VRAM);
-                    assertThat(unpacker.lastDeal()).as("unit %d, block %d", unit, block)
+                    assertThat(kernel.lastDeal()).as("unit %d, block %d", unit, block)
                             .startsWith("unit " + unit + ",").endsWith(block == 0 ? "" : " x " + block);
                 }
             }
@@ -244,6 +245,16 @@ class CudaUnpackerGpuTest {
      */
     private static CudaUnpacker.Settings settings() {
         return settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(), false);
+    }
+
+    /** The PTX of {@code -Dtcpx4j.test.ptx}, or null for the shipped one. */
+    private static byte[] testPtx() {
+        String ptx = System.getProperty("tcpx4j.test.ptx");
+        try {
+            return ptx == null || ptx.isEmpty() ? null : java.nio.file.Files.readAllBytes(Path.of(ptx));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static CudaUnpacker.Settings settings(int records, boolean deviceRecords) {

@@ -13,7 +13,8 @@ import java.lang.annotation.Target;
 
 /**
  * Marks a test class that needs a GPU: tagged {@code gpu}, and reported as skipped (with the probe's
- * reason) where {@link Cuda#isAvailable()} is false, e.g. in CI.
+ * reason) where {@link Cuda#isAvailable()} is false, e.g. in CI. The one GPU condition of the build:
+ * integration-tests uses it through this module's test-jar.
  */
 @Target({ElementType.TYPE, ElementType.METHOD})
 @Retention(RetentionPolicy.RUNTIME)

@@ -21,7 +21,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The checked-in PTX is what gen-ptx.sh makes from unpack.cu: regenerated and compared wherever
  * the same nvcc release is installed (skipped where nvcc is absent or another release would emit a
  * different, equally valid body). gen-ptx.sh also assembles the lowered PTX with ptxas, which fails
- * on any instruction newer than PTX 8.2.
+ * on any instruction newer than PTX 8.2. Without that nvcc, PtxSourceTest still checks the source
+ * hash the PTX records.
  */
 class PtxRegenerationTest {
 

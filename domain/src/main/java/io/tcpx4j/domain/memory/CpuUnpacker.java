@@ -13,42 +13,38 @@ import io.tcpx4j.domain.port.out.Unpacker;
  */
 public final class CpuUnpacker implements Unpacker {
 
+    private final FragmentReader reader = new FragmentReader();
     private long lastTicket;
     private boolean pending;
 
     @Override
     public void add(NetRequest request, long destination, MemoryKind destinationKind) {
-        int count = request.fragmentCount();
-        if (count == 0) {
+        if (reader.reset(request) == 0) {
             return;
         }
         if (destinationKind != MemoryKind.DRAM || request.bounceKind() != MemoryKind.DRAM) {
             throw new TransferException(TransferException.Code.NOT_SUPPORTED,
                     "the CPU unpacker copies host memory only; VRAM needs the CUDA unpacker");
         }
-        unpack(request, destination);
+        unpack(reader, request, destination);
         pending = true;
     }
 
-    /** Copies every fragment of a completed receive; validates the fragment table first. */
+    /**
+     * Copies every fragment of a completed receive, each checked by a {@link FragmentReader} first
+     * (the fragments before a bad one are copied, nothing after it).
+     *
+     * @throws TransferException BACKEND for a malformed fragment table
+     */
     public static void unpack(NetRequest request, long destination) {
-        int count = request.fragmentCount();
-        if (count < 0 || count > NetRequest.MAX_FRAGMENTS) {
-            throw new TransferException(TransferException.Code.BACKEND, "fragment count " + count + " out of range");
-        }
-        long table = request.fragmentsAddress();
-        long bounce = request.bounceBase();
-        long size = Integer.toUnsignedLong(request.size());
-        for (int i = 0; i < count; i++) {
-            long rec = table + (long) i * NetRequest.FRAGMENT_BYTES;
-            long srcOff = Integer.toUnsignedLong(NativeMemory.getInt(rec));
-            long len = Integer.toUnsignedLong(NativeMemory.getInt(rec + 4));
-            long dstOff = NativeMemory.getLong(rec + 8);
-            if (dstOff < 0 || dstOff > size || len > size - dstOff) {
-                throw new TransferException(TransferException.Code.BACKEND,
-                        "fragment " + i + " [" + dstOff + ", +" + len + ") outside a receive of " + size + " bytes");
-            }
-            NativeMemory.copy(bounce + srcOff, destination + dstOff, len);
+        unpack(new FragmentReader(), request, destination);
+    }
+
+    /** {@link #unpack(NetRequest, long)} with the caller's reader (allocates nothing). */
+    public static void unpack(FragmentReader reader, NetRequest request, long destination) {
+        reader.reset(request);
+        while (reader.next()) {
+            NativeMemory.copy(reader.source(), destination + reader.destinationOffset(), reader.length());
         }
     }
 

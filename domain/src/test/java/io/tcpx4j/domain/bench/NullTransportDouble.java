@@ -30,6 +30,7 @@ final class NullTransportDouble implements NetTransport {
         @Override public int fragmentCount() { return 0; }
         @Override public long fragmentsAddress() { return 0; }
         @Override public long bounceBase() { return 0; }
+        @Override public long bounceBytes() { return 0; }
         @Override public MemoryKind bounceKind() { return MemoryKind.DRAM; }
     }
 

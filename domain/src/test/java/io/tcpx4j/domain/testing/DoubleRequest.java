@@ -2,6 +2,7 @@ package io.tcpx4j.domain.testing;
 
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 
 /**
@@ -79,6 +80,14 @@ final class DoubleRequest implements NetRequest {
         synchronized (comm.pair) {
             checkUnpackable();
             return table < 0 ? 0 : ((DoubleComm.Recv) comm).pool.base;
+        }
+    }
+
+    @Override
+    public long bounceBytes() {
+        synchronized (comm.pair) {
+            checkUnpackable();
+            return table < 0 ? 0 : (long) ((DoubleComm.Recv) comm).pool.pages * NativeMemory.PAGE;
         }
     }
 

@@ -50,7 +50,7 @@ class LoopbackStagingTest {
     /**
      * One send at a time, each waiting for a 150 us staging copy that raises no event: every staged send
      * must still go out, in order, with its own bytes. (How soon it goes out is a speed question for the
-     * GPU pair benchmark, docs/PERFORMANCE.md "GPU pair, round 2", not for a timed test; the median is
+     * GPU pair benchmark, docs/PERFORMANCE.md "GPU pair", not for a timed test; the median is
      * printed for the curious.)
      */
     @Test

@@ -7,6 +7,7 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.cuda.CudaDeviceMemory;
 import io.tcpx4j.cuda.CudaUnpacker;
+import io.tcpx4j.cuda.GpuTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the real one: CUDA sources staged to pinned memory, sent over TCP, received into host-mapped
  * bounce pages and scattered into VRAM by the unpack kernel.
  */
-@RequiresGpu
+@GpuTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class VramEngineTransferTest {
 

@@ -14,11 +14,14 @@ final class BouncePool {
     static final int PAGE = 4096;
 
     final long base;
+    /** Bytes of the pool from {@link #base}. */
+    final long bytes;
     private final int[] free;
     private int top;
 
     BouncePool(long base, int pages) {
         this.base = base;
+        this.bytes = (long) pages * PAGE;
         this.free = new int[pages];
         for (int i = 0; i < pages; i++) {
             free[i] = i;

@@ -53,9 +53,9 @@ final class IoLoop implements Runnable {
     private long waitStart;
 
     /*
-     * A finished CUDA copy raises no socket event, so a loop waiting for one must poll. It used to
-     * block in select(1 ms): the socket then sat idle for up to 1 ms behind a 512 KiB copy that takes
-     * ~20 us (docs/PERFORMANCE.md, "GPU pair"). Now it polls every STAGING_POLL_NANOS, yielding in
+     * A finished CUDA copy raises no socket event, so a loop waiting for one must poll, and at a fine
+     * grain: a 512 KiB staging copy takes ~20 us, so a millisecond wait (select's finest) would leave
+     * the socket idle 50 times longer than the copy. It polls every STAGING_POLL_NANOS, yielding in
      * between (each poll is a cuEventQuery under the device memory's lock, which the agent needs to
      * start the next copy: 16 loops polling flat out would starve it), for a while, which covers a copy
      * queued behind a few others on the GPU's copy stream; then it parks in short steps (~60 us each

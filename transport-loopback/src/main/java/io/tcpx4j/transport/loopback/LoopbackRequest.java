@@ -79,6 +79,11 @@ final class LoopbackRequest implements NetRequest {
     }
 
     @Override
+    public long bounceBytes() {
+        return bounce ? ((LoopbackRecvComm) comm).pool().bytes : 0;
+    }
+
+    @Override
     public MemoryKind bounceKind() {
         return MemoryKind.DRAM;
     }

@@ -57,6 +57,11 @@ final class BrokenFragmentTransportDouble extends ForwardingNetTransport {
         }
 
         @Override
+        public long bounceBytes() {
+            return real.bounceBytes();
+        }
+
+        @Override
         public MemoryKind bounceKind() {
             return real.bounceKind();
         }

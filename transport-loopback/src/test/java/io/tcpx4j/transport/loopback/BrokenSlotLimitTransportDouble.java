@@ -49,6 +49,11 @@ final class BrokenSlotLimitTransportDouble extends ForwardingNetTransport {
         }
 
         @Override
+        public long bounceBytes() {
+            return 0;
+        }
+
+        @Override
         public MemoryKind bounceKind() {
             return MemoryKind.DRAM;
         }

@@ -41,6 +41,12 @@ abstract class TcpxComm {
     final Memory done = new Memory(4);
     final Memory testSize = new Memory(4);
     long bounceBase;
+    /**
+     * Bytes of the bounce buffer from {@link #bounceBase}: to the end of its device allocation; for a
+     * bounce buffer in host memory (the test peer's), which has no allocation query, unbounded (u32
+     * offsets and lengths still keep reads within 8 GiB of the base).
+     */
+    long bounceBytes;
     MemoryKind bounceKind = MemoryKind.DRAM;
 
     TcpxComm(TcpxTransport owner, long pointer) {

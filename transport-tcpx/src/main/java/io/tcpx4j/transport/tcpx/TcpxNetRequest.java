@@ -55,6 +55,11 @@ final class TcpxNetRequest implements NetRequest {
     }
 
     @Override
+    public long bounceBytes() {
+        return comm.bounceBytes;
+    }
+
+    @Override
     public MemoryKind bounceKind() {
         return comm.bounceKind;
     }

@@ -267,6 +267,12 @@ public final class TcpxTransport implements NetTransport {
                     plugin.name() + " gave a receive comm without a bounce buffer");
         }
         c.bounceKind = deviceMemory.kindOf(c.bounceBase);
+        if (c.bounceKind == MemoryKind.VRAM) {
+            MemoryDescriptor area = deviceMemory.allocationRange(c.bounceBase, 1);
+            c.bounceBytes = area.address() + area.length() - c.bounceBase;
+        } else {
+            c.bounceBytes = Long.MAX_VALUE;
+        }
     }
 
     @Override

@@ -11,6 +11,8 @@ import io.tcpx4j.api.MemoryKind;
  * engine must unpack fragment i, {@code len} bytes from {@code bounceBase() + srcOff} to
  * {@code destination + dstOff}, before calling {@link NetTransport#consumed(RecvComm, NetRequest)}.
  * Fragment records are 16 bytes each, native byte order: {@code u32 srcOff, u32 len, u64 dstOff}.
+ * Read them through {@link io.tcpx4j.domain.memory.FragmentReader}, which checks every record
+ * against {@link #bounceBytes()} and {@link #size()}.
  * The fragment accessors are valid from "tested done" until consumed; outside that window they are
  * undefined (test transports throw INVALID_PARAM).
  */
@@ -32,6 +34,13 @@ public interface NetRequest {
 
     /** Address the fragments' srcOff are relative to. */
     long bounceBase();
+
+    /**
+     * Bytes from {@link #bounceBase()} that fragments may read: the whole bounce area. Every
+     * fragment's {@code [srcOff, srcOff+len)} must lie inside it. Valid like the other fragment
+     * accessors; 0 for a receive that landed in place.
+     */
+    long bounceBytes();
 
     /**
      * Where the bounce area lives: DRAM (host or host-mapped) or VRAM. Adapters may classify the bounce

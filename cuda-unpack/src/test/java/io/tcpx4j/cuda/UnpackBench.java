@@ -35,12 +35,14 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
 
 /**
- * Unpack throughput against {@code cuMemcpy} device-to-device in the same run, on GPU 0.
+ * Unpack throughput against {@code cuMemcpy} device-to-device in the same run, on GPU 0. Test
+ * scope: it runs from the module's test classes (scripts/device/run.sh, stage {@code unpack}, puts
+ * them on the class path as tcpx4j-cuda-unpack-tests.jar).
  *
  * <pre>
  * java -cp ... io.tcpx4j.cuda.UnpackBench [--mib 256] [--iters 15] [--warmup 3]
  *      [--ptx label=file.ptx ...] [--ptx-both label=file.ptx ...] [--units 1,2,4]
- *      [--blocks 64,128] [--cases REGEX] [--streams 1] [--out results.md]
+ *      [--blocks 64,128] [--cases REGEX] [--out results.md]
  * </pre>
  *
  * <p>Cases: 4 KiB fragments (TCPX pages, permuted), 1 KiB fragments, and TCP-like fragments (1 to
@@ -56,8 +58,7 @@ import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
  * thread counts besides the default; {@code --cases} keeps only the cases whose names
  * contain a match of the regular expression (e.g. {@code 4.KiB|1.KiB.shuffled$}). Back-to-back
  * launches take turns on the unpacker's two streams, as its batches do, and the copies they are
- * compared with likewise on two streams, so that consecutive ones may overlap for both;
- * {@code --streams 1} puts both on one stream.
+ * compared with likewise on two streams, so that consecutive ones may overlap for both.
  */
 public final class UnpackBench {
 
@@ -71,7 +72,6 @@ public final class UnpackBench {
     private int[] units = {0};
     private int[] blocks = {0}; // 0: the kernel's own block size
     private Pattern cases;
-    private boolean twoStreams = true;
 
     private UnpackBench(CudaDeviceMemory memory, int iters, int warmup) {
         this.memory = memory;
@@ -87,7 +87,6 @@ public final class UnpackBench {
         String units = "";
         String cases = "";
         String blocks = "";
-        int streams = CudaUnpacker.STREAMS;
         List<String[]> variants = new ArrayList<>();
         variants.add(new String[] {"shipped", null});
         for (int i = 0; i < args.length; i += 2) {
@@ -100,7 +99,6 @@ public final class UnpackBench {
                 case "--units" -> units = v;
                 case "--cases" -> cases = v;
                 case "--blocks" -> blocks = v;
-                case "--streams" -> streams = Integer.parseInt(v);
                 case "--ptx" -> variants.add(v.split("=", 2));
                 case "--ptx-both" -> variants.add(new String[] {v.split("=", 2)[0], v.split("=", 2)[1], "both"});
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -120,16 +118,12 @@ public final class UnpackBench {
                 bench.blocks = IntStream.concat(IntStream.of(0),
                         Arrays.stream(blocks.split(",")).mapToInt(Integer::parseInt)).toArray();
             }
-            if (streams != 1 && streams != CudaUnpacker.STREAMS) {
-                throw new IllegalArgumentException("--streams takes 1 or " + CudaUnpacker.STREAMS + ": " + streams);
-            }
-            bench.twoStreams = streams == CudaUnpacker.STREAMS;
             if (!cases.isEmpty()) {
                 bench.cases = Pattern.compile(cases);
             }
             bench.line("UnpackBench " + Instant.now() + ", CUDA driver " + Cuda.driverVersion() + ", " + mib
                     + " MiB per case, median of " + iters + " after " + warmup + " warm-up"
-                    + (bench.twoStreams ? ", back to back over two streams" : ", back to back on one stream"));
+                    + ", back to back over two streams");
             bench.line("");
             bench.line("| case | fragments | kernel | records | memcpy D2D GB/s | unpack GB/s, back to back | ratio | "
                     + "unpack GB/s, one launch after host work | ratio | host µs per launch | host ns per fragment |");
@@ -168,17 +162,17 @@ public final class UnpackBench {
                 boolean both = v[1] == null || v.length > 2;
                 for (boolean deviceRecords : both ? new boolean[] {false, true} : new boolean[] {true}) {
                     int records = plan.fragmentCount() + 16;
-                    CudaUnpacker.Settings s = new CudaUnpacker.Settings(records, deviceRecords,
-                            v[1] == null ? null : Path.of(v[1]));
-                    try (CudaUnpacker u = new CudaUnpacker(memory, 0, s)) {
+                    CudaUnpacker.Settings s = new CudaUnpacker.Settings(records, deviceRecords, null);
+                    TunedKernel k = kernel(v[1]);
+                    try (CudaUnpacker u = new CudaUnpacker(memory, 0, s, k)) {
                         Set<String> seen = new HashSet<>();
                         for (int block : blocks) {
-                            u.overrideBlock(block);
+                            k.fixBlock(block);
                             for (int unit : units) {
-                                u.overrideUnit(unit);
+                                k.fixUnit(unit);
                                 c.verify(u);
-                                if (seen.add(u.lastDeal())) { // else the kernel capped it to one already measured
-                                    line(c.row(name, v[0], u, deviceRecords, memcpy));
+                                if (seen.add(k.lastDeal())) { // else the kernel capped it to one already measured
+                                    line(c.row(name, v[0], u, k, deviceRecords, memcpy));
                                 }
                             }
                         }
@@ -202,8 +196,8 @@ public final class UnpackBench {
             line("|---|---|---|---|");
             for (String[] v : variants) {
                 CudaUnpacker.Settings s = new CudaUnpacker.Settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(),
-                        false, v[1] == null ? null : Path.of(v[1]));
-                try (CudaUnpacker u = new CudaUnpacker(memory, 0, s)) {
+                        false, null);
+                try (CudaUnpacker u = new CudaUnpacker(memory, 0, s, kernel(v[1]))) {
                     c.verify(u);
                     int n = 200;
                     double[] host = new double[n];
@@ -233,6 +227,15 @@ public final class UnpackBench {
         }
     }
 
+    /** The shipped kernel (file null) or the PTX in {@code file}, loaded on GPU 0. */
+    private TunedKernel kernel(String file) {
+        try {
+            return new TunedKernel(memory, 0, file == null ? null : Files.readAllBytes(Path.of(file)));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** Bounce and destination in VRAM for one plan, a CPU reference, and the timing events. */
     private final class Case {
         final FragmentPlan plan;
@@ -244,7 +247,7 @@ public final class UnpackBench {
         final CUevent start = new CUevent();
         final CUevent stop = new CUevent();
         final CUevent joined = new CUevent();
-        /** The second stream back-to-back copies take turns on (as the unpacker's batches do); null with --streams 1. */
+        /** The second stream back-to-back copies take turns on, as the unpacker's batches do. */
         final CUstream second;
 
         Case(FragmentPlan plan) {
@@ -269,12 +272,8 @@ public final class UnpackBench {
             CudaCheck.check(cuEventCreate(start, 0), "cuEventCreate");
             CudaCheck.check(cuEventCreate(stop, 0), "cuEventCreate");
             CudaCheck.check(cuEventCreate(joined, 0), "cuEventCreate");
-            if (twoStreams) {
-                second = new CUstream();
-                CudaCheck.check(cuStreamCreate(second, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-            } else {
-                second = null;
-            }
+            second = new CUstream();
+            CudaCheck.check(cuStreamCreate(second, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
         }
 
         /** Poisons the destination, unpacks once and compares every byte with the CPU reference. */
@@ -313,22 +312,21 @@ public final class UnpackBench {
         }
 
         /** One table row: {@code u}'s kernel (as last launched) measured on this case. */
-        String row(String name, String label, CudaUnpacker u, boolean deviceRecords, double memcpy) {
-            double[] r = unpack(u);
-            String kernel = label + " (" + u.kernelRegisters() + " regs; " + u.lastDeal() + ")";
+        String row(String name, String label, CudaUnpacker u, TunedKernel k, boolean deviceRecords, double memcpy) {
+            double[] r = unpack(u, k);
+            String kernel = label + " (" + u.kernelRegisters() + " regs; " + k.lastDeal() + ")";
             return String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.1f |", name,
                     plan.fragmentCount(), kernel, deviceRecords ? "VRAM copy" : "host-mapped", memcpy, r[2], r[2] / memcpy,
                     r[0], r[0] / memcpy, r[1], r[1] * 1000 / plan.fragmentCount());
         }
 
         /** Median GB/s of the kernel and median host µs per launch. */
-        double[] unpack(CudaUnpacker u) {
-            u.overrideStreams(twoStreams ? CudaUnpacker.STREAMS : 1);
+        double[] unpack(CudaUnpacker u, TunedKernel k) {
             double[] gbps = new double[iters];
             double[] hostMicros = new double[iters];
             for (int i = 0; i < warmup + iters; i++) {
                 memory.contexts().makeCurrent(0);
-                for (CUstream s : u.streams()) {
+                for (CUstream s : k.streams()) {
                     CudaCheck.check(cuStreamSynchronize(s), "cuStreamSynchronize");
                 }
                 CUstream stream = u.stream(); // this batch's
@@ -356,10 +354,10 @@ public final class UnpackBench {
             // The same launch again and again with no host work in between: the GPU stays busy (and
             // at its clocks), as when receives arrive faster than one batch takes.
             double[] replay = new double[iters];
-            CUstream[] turns = u.streams();
+            CUstream[] turns = k.streams();
             for (int i = 0; i < warmup + iters; i++) {
                 begin(turns);
-                u.replayLast(REPEAT);
+                k.replayLast(REPEAT);
                 end(turns);
                 if (i >= warmup) {
                     replay[i - warmup] = REPEAT * plan.payloadBytes() / (elapsedMillis() * 1e6);
@@ -374,7 +372,7 @@ public final class UnpackBench {
             CUstream stream = memory.contexts().stream(0);
             double[] gbps = new double[iters];
             long n = plan.payloadBytes();
-            CUstream[] turns = second == null ? new CUstream[] {stream} : new CUstream[] {stream, second};
+            CUstream[] turns = {stream, second};
             for (int i = 0; i < warmup + iters; i++) {
                 begin(turns);
                 for (int k = 0; k < REPEAT; k++) {
@@ -416,9 +414,7 @@ public final class UnpackBench {
         void close() {
             memory.contexts().makeCurrent(0);
             cuEventDestroy(joined);
-            if (second != null) {
-                cuStreamDestroy(second);
-            }
+            cuStreamDestroy(second);
             cuEventDestroy(start);
             cuEventDestroy(stop);
             tables.close();

@@ -100,7 +100,8 @@ record FragmentPlan(List<Receive> receives, long bounceBytes, long destinationBy
     }
 
     /** A completed receive whose fragment table sits at {@code fragmentsAddress} (owned elsewhere). */
-    record TableRequest(int size, int fragmentCount, long fragmentsAddress, long bounceBase, MemoryKind bounceKind)
+    record TableRequest(int size, int fragmentCount, long fragmentsAddress, long bounceBase, long bounceBytes,
+            MemoryKind bounceKind)
             implements NetRequest {
     }
 
@@ -128,7 +129,7 @@ record FragmentPlan(List<Receive> receives, long bounceBytes, long destinationBy
             long at = memory;
             for (Receive r : plan.receives()) {
                 writeFragments(at, r.fragments());
-                requests.add(new TableRequest(r.size(), r.fragments().length, at, bounce, bounceKind));
+                requests.add(new TableRequest(r.size(), r.fragments().length, at, bounce, plan.bounceBytes(), bounceKind));
                 at += (long) r.fragments().length * NetRequest.FRAGMENT_BYTES;
             }
         }
