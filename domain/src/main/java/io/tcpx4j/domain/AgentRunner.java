@@ -6,8 +6,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Runs an engine's duty cycle on a thread of its own and waits between cycles as the
- * {@link IdlePolicy} says: polling (spin, yield, short parks) while requests are in flight, blocking
- * on {@link Readiness} while the engine is quiet.
+ * {@link IdlePolicy} says: after work it spins and yields (the next event is usually a round trip
+ * away), then parks briefly while requests are in flight, or blocks on {@link Readiness} while the
+ * engine is quiet.
  *
  * <p>Thread-safe: {@link #wake()} from any thread; the rest is called by the engine.
  */
@@ -78,9 +79,10 @@ final class AgentRunner {
                 }
                 if (work > 0) {
                     idle = 0;
-                } else if (policy.blocksWhenIdle && agent.quiet()) {
+                } else if (policy.blocksWhenIdle && idle >= policy.spins + policy.yields && agent.quiet()) {
+                    // a reply usually comes within a round trip, which the spins and yields cover;
+                    // after that a quiet engine blocks, and stays in that mode until work turns up
                     readiness.await(agent.maxBlockMillis(), () -> running && agent.quiet());
-                    idle = 0;
                 } else {
                     idle = pause(idle);
                 }
