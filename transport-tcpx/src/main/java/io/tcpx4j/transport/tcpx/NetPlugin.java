@@ -143,7 +143,7 @@ final class NetPlugin {
     /** The logger must stay reachable for the life of the process: the plugin keeps the pointer. */
     int init(PluginLogger logFunction) {
         this.logger = logFunction;
-        return fn(NetSlot.INIT).invokeInt(new Object[] {logFunction});
+        return fn(NetSlot.INIT).invokeInt(new Object[] {logFunction.entryPoint()});
     }
 
     PluginLogger logger() {
