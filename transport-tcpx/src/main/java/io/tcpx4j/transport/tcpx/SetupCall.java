@@ -180,6 +180,14 @@ final class SetupCall implements Runnable {
         releaseQuietly(orphaned, now ? release : null);
     }
 
+    /**
+     * Whether nobody will claim this call any more: it ended (comm, failure or deadline) and one more
+     * timeout has passed since its deadline, while a caller that still wants it polls all along.
+     */
+    synchronized boolean stale(long nowNanos) {
+        return (finished || failure != null) && nowNanos - deadlineNanos > timeout.toNanos();
+    }
+
     /** Whether a plugin call of this set-up is running right now (tests and messages). */
     synchronized boolean inCall() {
         return inCall;

@@ -214,6 +214,7 @@ public final class TcpxTransport implements NetTransport {
             throw new TransferException(INVALID_PARAM, "a connection handle has exactly " + Listener.HANDLE_SIZE + " bytes");
         }
         HandleKey key = new HandleKey(device, handle.clone());
+        dropAbandonedConnects();
         PendingConnect pc = pendingConnects.computeIfAbsent(key, k -> new PendingConnect(k.handle));
         SetupCall call;
         synchronized (pc) {
@@ -238,6 +239,26 @@ public final class TcpxTransport implements NetTransport {
         TcpxComm.Send c = new TcpxComm.Send(this, device, ptr);
         comms.add(c);
         return c;
+    }
+
+    /**
+     * Forgets connects whose caller stopped asking (its connection failed elsewhere): a comm the plugin
+     * produced for one of them is closed instead of staying open until the transport closes.
+     */
+    private void dropAbandonedConnects() {
+        if (pendingConnects.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (Map.Entry<HandleKey, PendingConnect> e : pendingConnects.entrySet()) {
+            SetupCall call;
+            synchronized (e.getValue()) {
+                call = e.getValue().call;
+            }
+            if (call != null && call.stale(now) && pendingConnects.remove(e.getKey(), e.getValue())) {
+                call.abandon(null);
+            }
+        }
     }
 
     /**

@@ -166,6 +166,24 @@ class TcpxSetupTest {
         assertThatThrownBy(() -> t.accept(l)).isInstanceOf(TransferException.class);
     }
 
+    @Test
+    void aSendCommThatArrivesAfterItsCallerStoppedAskingIsClosedNotLeaked() throws InterruptedException {
+        TcpxTransport t = open("v7", Duration.ofMillis(200));
+        Listener l = t.listen(0);
+        assertThat(t.connect(0, l.handle())).isNull(); // the attempt starts; its caller never asks again
+        RecvComm recv = pollUntil(() -> t.accept(l), "accept");
+        Thread.sleep(600); // past the attempt's deadline and one more setupTimeout
+        assertThat(t.connect(0, t.listen(0).handle())).isNull(); // a later connect drops abandoned attempts
+        long dst = alloc(4096);
+        MemoryRegistration rr = t.register(recv, dst, 4096, PtrType.HOST);
+        NetRequest r = pollUntil(() -> t.irecv(recv, dst, 4096, 0, rr), "irecv");
+        TransferException e = awaitFailure(() -> {
+            assertThat(t.test(r)).as("nothing was sent").isFalse();
+            return null;
+        });
+        assertThat(e.code()).as("the unclaimed send comm was closed").isEqualTo(TransferException.Code.REMOTE_DISCONNECT);
+    }
+
     private static TransferException awaitFailure(Supplier<Object> poll) {
         long deadline = System.nanoTime() + HANG_GUARD.toNanos();
         while (System.nanoTime() < deadline) {
