@@ -5,6 +5,7 @@ import io.tcpx4j.api.TransferException;
 
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 
@@ -71,7 +72,11 @@ final class SetupCall implements Runnable {
 
     /** Starts the set-up thread's work. */
     SetupCall start(Executor executor) {
-        executor.execute(this);
+        try {
+            executor.execute(this);
+        } catch (RejectedExecutionException e) {
+            throw new TransferException(TransferException.Code.INVALID_PARAM, "the TCPX transport is closed", e);
+        }
         return this;
     }
 
@@ -108,7 +113,8 @@ final class SetupCall implements Runnable {
                 if (thrown != null) {
                     failure = thrown;
                 } else if (rc != NcclResult.SUCCESS) {
-                    failure = NcclResult.control(what, rc);
+                    TransferException e = NcclResult.control(what, rc);
+                    failure = new TransferException(e.code(), plugin + ": " + e.getMessage());
                 } else if (got != 0) {
                     comm = got;
                 } else if (System.nanoTime() - deadlineNanos > 0) {
