@@ -54,8 +54,9 @@ import static io.tcpx4j.api.TransferException.Code.NOT_SUPPORTED;
  *   <li>test only on the oldest uncompleted request of its comm, and its size output is ignored (TCPX
  *       never writes it): a request reports its posted size;</li>
  *   <li>irecv always with n == 1; iflush is never called; every receive is handed back with
- *       irecvConsumed (v7+, when the plugin has it: the entry may be null), oldest first; completed receives into CUDA memory on an UNPACK device
- *       expose their fragments, read from the request's unpack slot ({@link TcpxRequestLayout});</li>
+ *       irecvConsumed (v7+, when the plugin has it: the entry may be null), oldest first; completed
+ *       receives into CUDA memory on an UNPACK device expose their fragments, read from the request's
+ *       unpack slot ({@link TcpxRequestLayout});</li>
  *   <li>a comm whose test or post failed stays failed: TCPX cannot recover it but would go on handing
  *       out requests that never complete, so every later isend, irecv and test on it throws the
  *       first failure's code (REMOTE_DISCONNECT when the peer went away).</li>
