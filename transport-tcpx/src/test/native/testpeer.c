@@ -15,11 +15,22 @@
  *   - CUDA registrations must be 4 KiB aligned; connect keeps its progress inside the caller's
  *     handle, so a caller that does not pass the same handle memory again never connects;
  *   - logs like TCPX: variadic logger, a WARN on every progress step of a host-memory receive.
+ *   - a listen comm yields one comm: TCPX frees its accept state on success and a second accept
+ *     frees it again (double free); here a second accept is reported as misuse (ncclInvalidUsage,
+ *     counted by tcpx4j_testpeer_misuse());
+ *   - CUDA registration on a device without a PCI path is misuse too (TCPX derives the NIC's PCI
+ *     address from the path and crashes on a null one).
  * Environment: TCPX4J_TESTPEER_INIT_EXIT=1 makes init call exit(1) (TCPX does that when the CUDA
- * driver fails), TCPX4J_TESTPEER_INIT_FAIL=1 makes init return ncclInternalError.
- * Build with -DPEER_NO_TABLE for a library that exports only an unsupported (v4-named) symbol, and
+ * driver fails), TCPX4J_TESTPEER_INIT_FAIL=1 makes init return ncclInternalError,
+ * TCPX4J_TESTPEER_NO_PCI=1 makes getProperties report a null PCI path, TCPX4J_TESTPEER_NO_BOUNCE=1
+ * makes accept publish an unpack handle without a bounce buffer.
+ * Build with -DPEER_NO_TABLE for a library that exports only an unsupported (v4-named) symbol,
  * with -DPEER_HOST_PTR_ONLY for a plugin that takes host memory only (TCPX built with HOST_PTR_ONLY
- * still reports the UNPACK device type; nccl-fastsocket is host-only too).
+ * still reports the UNPACK device type; nccl-fastsocket is host-only too), with -DPEER_BLOCKING for
+ * a plugin whose accept waits until a peer connected and whose connect waits until the peer accepted
+ * (nccl-fastsocket's accept waits in accept(2)), and with -DPEER_NO_CONSUMED (v7+) for a table whose
+ * getDeviceMr and irecvConsumed are null, with a HOST device type and receives that give their slot
+ * back when they test done (aws-ofi-nccl).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,13 +48,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#if defined(PEER_NO_CONSUMED) && PEER_NET_VERSION < 7
+#error "PEER_NO_CONSUMED needs ncclNet v7 or newer"
+#endif
+#ifdef PEER_NO_CONSUMED
+#define PEER_CONSUMES 0
+#else
+#define PEER_CONSUMES (PEER_NET_VERSION >= 7)
+#endif
+
 #ifndef PEER_NET_VERSION
 #define PEER_NET_VERSION 7
 #endif
 
 #define EXPORT __attribute__((visibility("default")))
 
-enum { R_OK_ = 0, R_SYSTEM = 2, R_INTERNAL = 3, R_INVALID_ARG = 4 };
+enum { R_OK_ = 0, R_SYSTEM = 2, R_INTERNAL = 3, R_INVALID_ARG = 4, R_INVALID_USAGE = 5 };
 enum { L_VERSION = 1, L_WARN = 2, L_INFO = 3, L_TRACE = 5 };
 #define SUBSYS_INIT 1UL
 #define SUBSYS_NET 16UL
@@ -54,6 +74,9 @@ typedef void (*peer_logger)(int level, unsigned long flags, const char *file, in
 static peer_logger peer_log;
 #define WARN(...) do { if (peer_log) peer_log(L_WARN, ~0UL, __func__, __LINE__, __VA_ARGS__); } while (0)
 #define INFO(f, ...) do { if (peer_log) peer_log(L_INFO, (f), __func__, __LINE__, __VA_ARGS__); } while (0)
+
+static volatile long misuse_count;
+#define MISUSE(...) do { __atomic_add_fetch(&misuse_count, 1, __ATOMIC_SEQ_CST); WARN(__VA_ARGS__); } while (0)
 
 #define SLOTS 16
 #define MAX_FRAGS 2048
@@ -170,6 +193,7 @@ struct listen_comm {
   int pending;
   int hello_done;
   uint64_t hello;
+  int yielded;              /* accept produced its comm */
 };
 
 /* ---- helpers ---- */
@@ -199,7 +223,12 @@ static long io_step(struct comm *c, int send_side, char *p, size_t len) {
 }
 
 static bool devmem_receive(struct request *r) {
-  return PEER_NET_VERSION >= 7 && r->op == OP_RECV && r->type == PTR_CUDA;
+  return PEER_CONSUMES && r->op == OP_RECV && r->type == PTR_CUDA;
+}
+
+static bool no_pci(void) {
+  const char *e = getenv("TCPX4J_TESTPEER_NO_PCI");
+  return e && e[0] == '1';
 }
 
 /* ---- the ncclNet functions ---- */
@@ -237,7 +266,7 @@ static int p_properties(int dev, struct props_v6 *p) {
 #endif
   if (dev != 0) return R_INTERNAL;
   p->name = dev_name;
-  p->pci_path = dev_pci;
+  p->pci_path = no_pci() ? NULL : dev_pci;
   p->guid = 0x7e57;
 #ifdef PEER_HOST_PTR_ONLY
   p->ptr_support = PTR_HOST;
@@ -253,8 +282,8 @@ static int p_properties(int dev, struct props_v6 *p) {
   p->reg_is_global = 0;
 #endif
 #if PEER_NET_VERSION >= 7
-  p->device_type = 1;     /* UNPACK */
-  p->device_version = 7;
+  p->device_type = PEER_CONSUMES ? 1 : 0; /* UNPACK, or HOST */
+  p->device_version = PEER_CONSUMES ? 7 : 0;
 #endif
   return R_OK_;
 }
@@ -292,6 +321,86 @@ static struct comm *new_comm(int fd, int recv) {
   return c;
 }
 
+/* Waits (no time limit) until fd is ready for events; 0, or -1 on error. */
+static int wait_fd(int fd, short events) {
+  struct pollfd p = {fd, events, 0};
+  for (;;) {
+    int n = poll(&p, 1, -1);
+    if (n > 0) return 0;
+    if (n < 0 && errno != EINTR) return -1;
+  }
+}
+
+/* Moves exactly len bytes over a non-blocking socket, waiting as long as it takes. */
+static int full_io(int fd, int sending, void *buf, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = sending ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL)
+                        : recv(fd, (char *)buf + done, len - done, 0);
+    if (n > 0) { done += (size_t)n; continue; }
+    if (n == 0) return -1;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+    if (wait_fd(fd, sending ? POLLOUT : POLLIN)) return -1;
+  }
+  return 0;
+}
+
+static struct comm *new_comm(int fd, int recv);
+
+#ifdef PEER_BLOCKING
+/* nccl-fastsocket's shape: the call returns only once the other side is there. */
+static int connect_common(int dev, void *handle, void **send_comm) {
+  struct conn_handle *h = handle;
+  *send_comm = NULL;
+  if (dev != 0 || h->magic != HANDLE_MAGIC) {
+    WARN("NET/testpeer : bad connect handle");
+    return R_INTERNAL;
+  }
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0 || set_nonblock(fd)) return R_SYSTEM;
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = h->port;
+  int err = 0;
+  socklen_t el = sizeof err;
+  if ((connect(fd, (struct sockaddr *)&a, sizeof a) && errno != EINPROGRESS) || wait_fd(fd, POLLOUT)
+      || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+    WARN("NET/testpeer : connect failed: %s", strerror(err ? err : errno));
+    close(fd);
+    return R_SYSTEM;
+  }
+  uint64_t hello = HELLO;
+  uint8_t ack = 0;
+  if (full_io(fd, 1, &hello, sizeof hello) || full_io(fd, 0, &ack, 1) || ack != 1) {
+    WARN("NET/testpeer : the listener did not accept (ack %d)", ack);
+    close(fd);
+    return R_SYSTEM;
+  }
+  tune(fd);
+  *send_comm = new_comm(fd, 0);
+  return R_OK_;
+}
+
+static int accept_common(struct listen_comm *l, int *fd) {
+  int s;
+  for (;;) {
+    if (wait_fd(l->fd, POLLIN)) return -1;
+    s = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK);
+    if (s >= 0) break;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+  }
+  uint64_t hello = 0;
+  uint8_t ack = 1;
+  if (full_io(s, 0, &hello, sizeof hello) || hello != HELLO || full_io(s, 1, &ack, 1)) {
+    close(s);
+    return -1;
+  }
+  tune(s);
+  *fd = s;
+  return 1;
+}
+#else
 static int connect_common(int dev, void *handle, void **send_comm) {
   struct conn_handle *h = handle;
   *send_comm = NULL;
@@ -356,6 +465,15 @@ static int accept_common(struct listen_comm *l, int *fd) {
   tune(*fd);
   return 1;
 }
+#endif
+
+/* 0 when this listen comm may still accept; else a second accept, reported as misuse. */
+static int check_single_use(struct listen_comm *l) {
+  if (!l->yielded) return 0;
+  MISUSE("NET/testpeer : accept on listen comm %p, which already produced its comm (TCPX frees its accept state"
+         " on success: this second accept would free it again)", (void *)l);
+  return R_INVALID_USAGE;
+}
 
 #if PEER_NET_VERSION >= 7
 static int p_connect(int dev, void *handle, void **send_comm, struct device_handle **send_dev) {
@@ -365,6 +483,17 @@ static int p_connect(int dev, void *handle, void **send_comm, struct device_hand
 
 static int p_accept(void *listen_comm, void **recv_comm, struct device_handle **recv_dev) {
   *recv_comm = NULL;
+  if (check_single_use(listen_comm)) return R_INVALID_USAGE;
+#ifdef PEER_NO_CONSUMED
+  /* a HOST device: no device handle to write, no bounce pages */
+  (void)recv_dev;
+  int hfd;
+  int hrc = accept_common(listen_comm, &hfd);
+  if (hrc <= 0) return hrc < 0 ? R_SYSTEM : R_OK_;
+  ((struct listen_comm *)listen_comm)->yielded = 1;
+  *recv_comm = new_comm(hfd, 1);
+  return R_OK_;
+#endif
   /* TCPX writes the device handle through this pointer unconditionally */
   if (recv_dev == NULL || *recv_dev == NULL) {
     WARN("NET/testpeer : accept needs a device-handle buffer");
@@ -384,7 +513,8 @@ static int p_accept(void *listen_comm, void **recv_comm, struct device_handle **
   if (c->bounce == MAP_FAILED) return R_SYSTEM;
   c->uh = calloc(1, sizeof *c->uh);
   c->uh->meta = c->meta;
-  c->uh->bounce = c->bounce;
+  const char *nb = getenv("TCPX4J_TESTPEER_NO_BOUNCE");
+  c->uh->bounce = nb && nb[0] == '1' ? NULL : c->bounce; /* a comm that can only receive host memory */
   c->uh->head = (uint64_t)-1;
   struct device_handle *d = *recv_dev;
   d->type = 1;
@@ -392,6 +522,7 @@ static int p_accept(void *listen_comm, void **recv_comm, struct device_handle **
   d->handle = c->uh;
   d->size = sizeof *c->uh;
   d->needs_proxy_progress = 1;
+  ((struct listen_comm *)listen_comm)->yielded = 1;
   *recv_comm = c;
   return R_OK_;
 }
@@ -402,9 +533,11 @@ static int p_connect(int dev, void *handle, void **send_comm) {
 
 static int p_accept(void *listen_comm, void **recv_comm) {
   *recv_comm = NULL;
+  if (check_single_use(listen_comm)) return R_INVALID_USAGE;
   int fd;
   int rc = accept_common(listen_comm, &fd);
   if (rc <= 0) return rc < 0 ? R_SYSTEM : R_OK_;
+  ((struct listen_comm *)listen_comm)->yielded = 1;
   *recv_comm = new_comm(fd, 1);
   return R_OK_;
 }
@@ -413,6 +546,10 @@ static int p_accept(void *listen_comm, void **recv_comm) {
 static int reg_common(void *comm, void *data, size_t size, int type, void **mhandle) {
   if (comm == NULL) {
     WARN("NET/testpeer : regMr called with NULL communicator");
+    return R_INTERNAL;
+  }
+  if (type == PTR_CUDA && no_pci()) {
+    MISUSE("NET/testpeer : CUDA registration on a device without a PCI path (TCPX calls strrchr on it and crashes)");
     return R_INTERNAL;
   }
   if (type == PTR_CUDA && ((uintptr_t)data % PAGE != 0 || size % PAGE != 0)) {
@@ -587,7 +724,7 @@ static int p_test(void *request, int *done, int *sizes) {
   if (!r->done) return R_OK_;
   if (devmem_receive(r)) *r->unpack.count = r->msg_size ? (uint64_t)r->nfrag : 0;
   c->completed++;
-  if (r->op == OP_SEND || PEER_NET_VERSION < 7) c->released++;
+  if (r->op == OP_SEND || !PEER_CONSUMES) c->released++;
   *done = 1;
   return R_OK_;
 }
@@ -697,12 +834,20 @@ EXPORT volatile struct {
   p_close,
   p_close,
   p_close_listen,
-#if PEER_NET_VERSION >= 7
+#if PEER_NET_VERSION >= 7 && defined(PEER_NO_CONSUMED)
+  NULL, /* getDeviceMr: optional, like aws-ofi-nccl */
+  NULL, /* irecvConsumed: optional, like aws-ofi-nccl */
+#elif PEER_NET_VERSION >= 7
   p_get_device_mr,
   p_irecv_consumed,
 #endif
 };
 #endif
+
+/* How often a caller misused the plugin in a way that crashes TCPX (second accept, CUDA without PCI path). */
+EXPORT long tcpx4j_testpeer_misuse(void) {
+  return __atomic_load_n(&misuse_count, __ATOMIC_SEQ_CST);
+}
 
 /* Sizes and offsets as this compiler lays the ABI structs out, for the Java layout tests. */
 EXPORT long tcpx4j_testpeer_layout(const char *what) {

@@ -60,11 +60,20 @@ final class Backends {
      * injector first provisions the transport.
      */
     static Module transportModule(Spec spec) {
+        return transportModule(spec, EngineConfig.DEFAULT_CHUNK);
+    }
+
+    /**
+     * As {@link #transportModule(Spec)}, for an engine of {@code chunkSize}-byte chunks: over TCPX the
+     * plugin's NCCL_DYNAMIC_CHUNK_SIZE (when the environment does not set it) is the same size, so one
+     * engine chunk is one plugin scheduling unit.
+     */
+    static Module transportModule(Spec spec, int chunkSize) {
         checkAvailable(spec.transport(), spec.memory());
         return switch (spec.transport()) {
             // host receives land in place as on TCPX; receives into GPU memory always go through bounce pages
             case LOOPBACK -> new LoopbackTransportModule(LoopbackConfig.defaults().withDevmem(false).withBindHost(spec.bindHost()));
-            case TCPX -> new TcpxTransportModule(TcpxOptions.defaults());
+            case TCPX -> new TcpxTransportModule(TcpxOptions.defaults().withDynamicChunkSize(chunkSize));
         };
     }
 
@@ -73,7 +82,7 @@ final class Backends {
      * for {@code --mem vram}, cuda-unpack (CUDA device memory and the unpack kernel on GPU 0).
      */
     static Module compose(EngineConfig config, Spec spec) {
-        Module transport = transportModule(spec);
+        Module transport = transportModule(spec, config.chunkSize());
         Module engine = new EngineModule(config);
         if (spec.memory() == MemoryKind.VRAM) {
             return Modules.combine(engine, transport, new CudaUnpackModule(0));
@@ -87,7 +96,7 @@ final class Backends {
      * so that the doctor reports the environment as the user set it.
      */
     static TcpxTransport tcpxForInspection(DeviceMemory memory) {
-        TcpxOptions d = TcpxOptions.defaults();
-        return TcpxTransport.open(new TcpxOptions(d.library(), 0, true, Duration.ofSeconds(30)), memory);
+        return TcpxTransport.open(TcpxOptions.defaults().withDynamicChunkSize(0).withProbeTimeout(Duration.ofSeconds(30)),
+                memory);
     }
 }

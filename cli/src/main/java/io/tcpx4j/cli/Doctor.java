@@ -4,6 +4,7 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.cuda.Cuda;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.DeviceProperties;
+import io.tcpx4j.transport.tcpx.Tcpx;
 import io.tcpx4j.transport.tcpx.TcpxTransport;
 
 import java.io.IOException;
@@ -47,9 +48,10 @@ final class Doctor {
         List<Check> out = new ArrayList<>();
         out.add(java());
         out.add(loopback());
-        out.addAll(tcpx());
+        String[] loaded = new String[1];
+        out.addAll(tcpx(loaded));
         out.addAll(cuda());
-        out.addAll(ncclEnv());
+        out.addAll(ncclEnv(loaded[0]));
         out.addAll(topology());
         return out;
     }
@@ -67,7 +69,8 @@ final class Doctor {
         return Check.ok("loopback", "transport-loopback built in (kernel TCP, no GPU needed)");
     }
 
-    private List<Check> tcpx() {
+    /** @param loaded receives the loaded plugin's name when {@code --transport tcpx} loaded one */
+    private List<Check> tcpx(String[] loaded) {
         List<Check> out = new ArrayList<>();
         boolean selected = transport == TransportKind.TCPX;
         List<String> found = new ArrayList<>();
@@ -89,7 +92,7 @@ final class Doctor {
                     + " (run 'tcpx4j doctor --transport tcpx' to load and list it)"));
             return out;
         }
-        out.addAll(loadTcpx());
+        out.addAll(loadTcpx(loaded));
         return out;
     }
 
@@ -97,9 +100,10 @@ final class Doctor {
      * Loads the plugin and lists its devices. Safe: the transport runs the plugin's init in a child JVM
      * first (it calls exit(1) when CUDA fails), and only then here.
      */
-    private List<Check> loadTcpx() {
+    private List<Check> loadTcpx(String[] loaded) {
         List<Check> out = new ArrayList<>();
         try (TcpxTransport t = Backends.tcpxForInspection(new HostMemory())) {
+            loaded[0] = t.pluginName();
             out.add(Check.ok("tcpx", t.pluginDescription() + ", " + t.deviceCount() + " device(s), capabilities "
                     + t.capabilities()));
             for (int d = 0; d < t.deviceCount(); d++) {
@@ -112,11 +116,52 @@ final class Doctor {
                         "set " + TCPX_PREFIX + "SOCKET_IFNAME to the data NICs (A3: eth1,eth2,eth3,eth4)", true));
             }
         } catch (RuntimeException | LinkageError e) {
-            out.add(Check.fail("tcpx", "cannot load the TCPX plugin: " + e.getMessage(),
-                    "install the TCPX plugin (A3 images: /usr/local/tcpx/lib64) or point TCPX4J_NET_PLUGIN at it;"
-                            + " see docs/TCPX.md", true));
+            out.add(Check.fail("tcpx", "cannot load the TCPX plugin: " + e.getMessage(), loadFix(e), true));
         }
+        out.add(jsig(loaded[0]));
         return out;
+    }
+
+    /** The fix for a plugin that did not load, by what went wrong. */
+    static String loadFix(Throwable e) {
+        String m = String.valueOf(e.getMessage());
+        if (m.contains(Tcpx.INIT_ENDED_PROCESS)) {
+            return "the plugin was found, but its init ended the process: TCPX does that when the CUDA driver cannot"
+                    + " initialise. Check nvidia-smi, that libcuda.so.1 is on the loader path (A3:"
+                    + " LD_LIBRARY_PATH=/usr/local/nvidia/lib64) and that CUDA_VISIBLE_DEVICES names a GPU";
+        }
+        if (m.contains("init returned")) {
+            return "the plugin was found, but its init failed: check that " + TCPX_PREFIX + "SOCKET_IFNAME names existing"
+                    + " interfaces and " + TCPX_PREFIX + "SOCKET_ENABLE is not 0; the plugin's log (System.Logger"
+                    + " io.tcpx4j.transport.tcpx.plugin at DEBUG) says why";
+        }
+        if (!m.startsWith("no TCPX net plugin found") && m.contains("cannot load")) {
+            return "the plugin file was found but does not load: add the directories of the libraries it needs to"
+                    + " LD_LIBRARY_PATH (CUDA on A3: /usr/local/nvidia/lib64); see docs/TCPX.md section 7";
+        }
+        return "install the TCPX plugin (A3 images: /usr/local/tcpx/lib64) or point TCPX4J_NET_PLUGIN at it;"
+                + " see docs/TCPX.md";
+    }
+
+    /**
+     * Whether the JVM's libjsig.so is preloaded: a plugin that pulls in a library with its own SIGSEGV
+     * handler (aws-ofi-nccl: libfabric loads libpsm2) replaces the JVM's handler without it, and the JVM
+     * dies on its first implicit null check. {@code ./tcpx4j} preloads it.
+     */
+    private Check jsig(String plugin) {
+        String preload = env.getOrDefault("LD_PRELOAD", "");
+        if (preload.contains("libjsig")) {
+            return Check.ok("tcpx", "libjsig.so is preloaded (plugins may install their own signal handlers)");
+        }
+        String detail = "libjsig.so is not preloaded: a plugin whose libraries install signal handlers (libfabric's"
+                + " libpsm2) would crash the JVM";
+        String fix = "run through ./tcpx4j (it preloads it), or export LD_PRELOAD=$JAVA_HOME/lib/libjsig.so";
+        return plugin != null && !isTcpx(plugin) ? Check.warn("tcpx", detail, fix)
+                : Check.info("tcpx", detail + " (TCPX itself installs none); " + fix);
+    }
+
+    static boolean isTcpx(String pluginName) {
+        return pluginName.startsWith(Tcpx.TCPX_PLUGIN_NAME);
     }
 
     private List<Check> cuda() {
@@ -156,12 +201,18 @@ final class Doctor {
         }
     }
 
-    private List<Check> ncclEnv() {
+    /** @param plugin the loaded plugin's name, or null when none was loaded (TCPX's variables are checked then) */
+    private List<Check> ncclEnv(String plugin) {
         List<Check> out = new ArrayList<>();
         if (transport != TransportKind.TCPX) {
             long set = env.keySet().stream().filter(k -> k.startsWith("NCCL_")).count();
             out.add(Check.info("nccl-env", "not used by --transport " + transport.label() + " (" + set
                     + " NCCL_* variable(s) set); run 'tcpx4j doctor --transport tcpx' on A3 hosts"));
+            return out;
+        }
+        if (plugin != null && !isTcpx(plugin)) {
+            out.add(Check.info("nccl-env", TCPX_PREFIX + "* not checked: the loaded plugin is " + plugin + ", not "
+                    + Tcpx.TCPX_PLUGIN_NAME + "; see that plugin's documentation for its settings"));
             return out;
         }
         String ifnames = env.get(TCPX_PREFIX + "SOCKET_IFNAME");

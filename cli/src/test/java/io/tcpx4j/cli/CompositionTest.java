@@ -21,6 +21,7 @@ import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.inject.EngineLifecycle;
 import io.tcpx4j.inject.EngineModule;
+import io.tcpx4j.transport.tcpx.TcpxOptions;
 import org.junit.jupiter.api.Test;
 
 import java.util.Optional;
@@ -92,5 +93,12 @@ class CompositionTest {
                 new CudaUnpackModule(0));
         assertThat(actual(i, DeviceMemory.class)).contains("CudaDeviceMemory");
         assertThat(actual(i, Unpacker.class)).contains("CudaUnpacker");
+    }
+
+    @Test
+    void overTcpxThePluginsChunkSizeIsTheEnginesChunkSize() {
+        Injector i = Guice.createInjector(Stage.DEVELOPMENT, Backends.compose(EngineConfig.defaults("x")
+                .withChunkSize(1 << 20), new Backends.Spec(TransportKind.TCPX, MemoryKind.DRAM, "127.0.0.1")));
+        assertThat(i.getInstance(TcpxOptions.class).dynamicChunkSize()).isEqualTo(1 << 20);
     }
 }

@@ -119,6 +119,56 @@ class DoctorTest {
     }
 
     @Test
+    void anotherPluginIsNotHeldToTcpxVariablesButToLibjsig() throws IOException {
+        Path peer = Path.of("..", "transport-tcpx", "target", "native", "libtcpx4j-net-testpeer-v8-nullopt.so").toAbsolutePath();
+        assertThat(peer).as("built by ./mvnw verify -pl cli -am").exists();
+        System.setProperty("tcpx4j.tcpx.library", peer.toString());
+        try {
+            Cli.Result r = Cli.run(Map.of(), "doctor", "--transport", "tcpx", "--procfs", tmp.toString());
+            assertThat(r.out()).contains("OK    tcpx      tcpx4j-testpeer-v8 (ncclNet v8, " + peer)
+                    .contains("NCCL_GPUDIRECTTCPX_* not checked: the loaded plugin is tcpx4j-testpeer-v8, not GPUDirectTCPX")
+                    .doesNotContain("SOCKET_IFNAME is not set")
+                    .contains("WARN  tcpx      libjsig.so is not preloaded")
+                    .contains("fix: run through ./tcpx4j (it preloads it), or export LD_PRELOAD=$JAVA_HOME/lib/libjsig.so")
+                    .contains("result: ready for --transport tcpx --mem dram");
+            assertThat(r.exit()).as(r.out()).isZero();
+        } finally {
+            System.clearProperty("tcpx4j.tcpx.library");
+        }
+    }
+
+    @Test
+    void aPluginWhoseInitEndsTheProcessIsBlamedOnCudaNotOnTheInstallation() throws IOException {
+        Path built = Path.of("..", "transport-tcpx", "target", "native", "libtcpx4j-net-testpeer-v7.so").toAbsolutePath();
+        assertThat(built).as("built by ./mvnw verify -pl cli -am").exists();
+        // a private copy: the plugin is probed once per library path and process
+        Path peer = Files.copy(built, tmp.resolve("libtcpx4j-net-testpeer-exits.so"));
+        com.sun.jna.NativeLibrary c = com.sun.jna.NativeLibrary.getInstance("c");
+        System.setProperty("tcpx4j.tcpx.library", peer.toString());
+        // the probe's child JVM gets the process environment: the peer's init calls exit(1), as TCPX without CUDA
+        c.getFunction("setenv").invokeInt(new Object[] {"TCPX4J_TESTPEER_INIT_EXIT", "1", 1});
+        try {
+            Cli.Result r = Cli.run(Map.of(), "doctor", "--transport", "tcpx", "--procfs", tmp.toString());
+            assertThat(r.out()).contains("cannot load the TCPX plugin", "init ended the probe process")
+                    .contains("fix: the plugin was found, but its init ended the process: TCPX does that when the CUDA"
+                            + " driver cannot initialise")
+                    .doesNotContain("fix: install the TCPX plugin");
+            assertThat(r.exit()).isEqualTo(1);
+        } finally {
+            c.getFunction("unsetenv").invokeInt(new Object[] {"TCPX4J_TESTPEER_INIT_EXIT"});
+            System.clearProperty("tcpx4j.tcpx.library");
+        }
+    }
+
+    @Test
+    void aMissingPluginStillSaysToInstallIt() {
+        assertThat(Doctor.loadFix(new RuntimeException("no TCPX net plugin found; tried a, b. To fix: ...")))
+                .startsWith("install the TCPX plugin");
+        assertThat(Doctor.loadFix(new RuntimeException("/x.so: GPUDirectTCPX_v7 init returned ncclInternalError")))
+                .contains("SOCKET_IFNAME");
+    }
+
+    @Test
     void aFailNoteThatDoesNotBlockTheSelectionKeepsExitZero() {
         Doctor d = new Doctor(TransportKind.LOOPBACK, io.tcpx4j.api.MemoryKind.DRAM, Map.of(), tmp, tmp);
         assertThat(d.run()).noneMatch(c -> c.blocks() && !c.name().equals("loopback"));

@@ -182,7 +182,23 @@ public abstract class NetTransportConformanceTest {
         Channel c = connect(a, b, l);
         assertThat(c.send).isNotNull();
         assertThat(c.recv).isNotNull();
-        assertThat(b.accept(l)).as("one connect, one accepted comm").isNull();
+        roundTrip(c, 4097);
+    }
+
+    /**
+     * A listener yields exactly one comm (DESIGN.md section 2). TCPX frees its accept state when accept
+     * succeeds and keeps the pointer, so a second accept on that listen comm frees it again and the
+     * process aborts: after its comm, accept must be INVALID_PARAM without reaching the plugin. The
+     * comm outlives its listener.
+     */
+    @Test
+    void aListenerYieldsExactlyOneComm() {
+        Listener l = b.listen(device());
+        Channel c = connect(a, b, l);
+        for (int i = 0; i < 3; i++) {
+            expectCode(() -> b.accept(l), Code.INVALID_PARAM);
+        }
+        b.closeListen(l);
         roundTrip(c, 4097);
     }
 

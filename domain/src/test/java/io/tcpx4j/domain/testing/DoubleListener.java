@@ -19,6 +19,8 @@ final class DoubleListener implements Listener {
     final ArrayDeque<CommPair> waitingForAccept = new ArrayDeque<>();
     /** Written under the fabric's lock; volatile for the ownership check outside it. */
     volatile boolean closed;
+    /** Accept returned this listener's one comm. Caller's thread (the SPI drives a listener from one). */
+    volatile boolean yielded;
 
     DoubleListener(long id, int device, InMemoryNetTransportDouble owner, byte[] handle) {
         this.id = id;

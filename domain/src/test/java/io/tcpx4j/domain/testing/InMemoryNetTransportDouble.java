@@ -34,9 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       any byte, from another fabric, or of a closed listener: INVALID_PARAM. {@code connect}
  *       answers {@code null} ("not yet") on the first {@link Config#connectNotYetCalls()} calls for
  *       a handle (at least one) and the SendComm on the next; the first call already queues the
- *       connection, so {@code accept} answers {@code null} until then and one RecvComm per connect
- *       afterwards, in connect order. A transport that connects twice to one listener must finish
- *       the first connect before starting the second (both present the same handle).</li>
+ *       connection, so {@code accept} answers {@code null} until then and the RecvComm afterwards.
+ *       A listener yields exactly one comm, as TCPX's (which frees its accept state on success, so
+ *       a second accept would double-free): accept after that is INVALID_PARAM.</li>
  *   <li>16 request slots per comm: a send holds one until it tested done, a receive until it was
  *       consumed; the 17th isend/irecv answers {@code null} (BUSY). So does a post on a comm whose
  *       peer side does not exist yet (not accepted, or connect not yet returned).</li>
@@ -246,6 +246,9 @@ public final class InMemoryNetTransportDouble implements NetTransport {
     public RecvComm accept(Listener listener) {
         checkOpen();
         DoubleListener l = own(listener);
+        if (l.yielded) {
+            throw invalid(l + " already yielded its comm: a listener yields exactly one");
+        }
         CommPair p = fabric.pollAccept(l);
         if (p == null) {
             return null;
@@ -254,6 +257,7 @@ public final class InMemoryNetTransportDouble implements NetTransport {
         synchronized (p) {
             p.recv = recv;
         }
+        l.yielded = true;
         comms.add(recv);
         return recv;
     }

@@ -40,6 +40,8 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
     private final Map<Long, Group> groups = new HashMap<>();
     private final List<SocketChannel> handshaking = new ArrayList<>();
     volatile boolean closed;
+    /** accept returned this listener's one comm (set by the accepting thread). */
+    volatile boolean yielded;
 
     LoopbackListener(LoopbackTransport transport, IoLoop loop, int device, ServerSocketChannel server, byte[] nonce,
                      byte[] handle) {

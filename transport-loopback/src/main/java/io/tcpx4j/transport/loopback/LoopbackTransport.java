@@ -224,8 +224,13 @@ public final class LoopbackTransport implements NetTransport {
         if (l.closed) {
             throw new TransferException(Code.INVALID_PARAM, "listener is closed");
         }
+        if (l.yielded) {
+            // as TCPX, whose accept frees its state on success: a second accept would double-free
+            throw new TransferException(Code.INVALID_PARAM, "listener already yielded its comm: a listener yields exactly one");
+        }
         LoopbackRecvComm c = l.poll();
         if (c != null) {
+            l.yielded = true;
             comms.add(c);
         }
         return c;

@@ -1,6 +1,8 @@
 package io.tcpx4j.transport.loopback;
 
+import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.testing.ForwardingNetTransport;
 import io.tcpx4j.tck.NetTransportConformanceTest;
 import org.junit.jupiter.api.Test;
@@ -25,11 +27,12 @@ class TckHasTeethTest {
     private static final String[] FIFO_TESTS = {"testAndConsumeAreFifo"};
     private static final String[] FRAGMENT_TESTS = {"devmemReceivesAreFragmentsCoveringTheReceiveExactlyOnce",
             "transfersEveryByte(int)"};
+    private static final String[] ONE_COMM_TESTS = {"aListenerYieldsExactlyOneComm"};
 
     @Test
     void anHonestForwardingDoublePasses() {
-        TestExecutionSummary s = run(HonestTck.class, SLOT_TESTS, FIFO_TESTS, FRAGMENT_TESTS);
-        assertThat(s.getTestsSucceededCount()).isEqualTo(s.getTestsFoundCount()).isGreaterThanOrEqualTo(13);
+        TestExecutionSummary s = run(HonestTck.class, SLOT_TESTS, FIFO_TESTS, FRAGMENT_TESTS, ONE_COMM_TESTS);
+        assertThat(s.getTestsSucceededCount()).isEqualTo(s.getTestsFoundCount()).isGreaterThanOrEqualTo(14);
     }
 
     @Test
@@ -52,6 +55,13 @@ class TckHasTeethTest {
         // sizes 0, 1, 4095 and 4096 have at most one fragment, which the double leaves alone
         assertThat(s.getTestsFoundCount()).isEqualTo(10);
         assertThat(s.getTestsFailedCount()).isEqualTo(6);
+    }
+
+    @Test
+    void aListenerThatAcceptsAgainIsCaught() {
+        TestExecutionSummary s = run(BrokenReacceptTck.class, ONE_COMM_TESTS);
+        assertThat(s.getTestsFoundCount()).isEqualTo(1);
+        assertThat(s.getTestsFailedCount()).isEqualTo(1);
     }
 
     private static TestExecutionSummary run(Class<?> tck, String[]... methodGroups) {
@@ -97,6 +107,34 @@ class TckHasTeethTest {
         @Override
         protected NetTransport newTransport() {
             return new BrokenFragmentTransportDouble(loopback());
+        }
+    }
+
+    static class BrokenReacceptTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new AcceptsAgainTransportDouble(loopback());
+        }
+    }
+
+    /** Answers a second accept on a listener with "not yet" instead of refusing it (what TCPX cannot survive). */
+    static final class AcceptsAgainTransportDouble extends ForwardingNetTransport {
+        private final java.util.Set<Listener> yielded = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        AcceptsAgainTransportDouble(NetTransport delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public RecvComm accept(Listener listener) {
+            if (yielded.contains(listener)) {
+                return null;
+            }
+            RecvComm c = super.accept(listener);
+            if (c != null) {
+                yielded.add(listener);
+            }
+            return c;
         }
     }
 }

@@ -60,10 +60,8 @@ final class NetPlugin {
                         + version.symbol() + " has a null " + required + " entry; not a usable net plugin");
             }
         }
-        if (version.deviceHandles() && !functions.containsKey(NetSlot.IRECV_CONSUMED)) {
-            throw new TransferException(TransferException.Code.NOT_SUPPORTED,
-                    libraryName + ": " + version.symbol() + " without irecvConsumed");
-        }
+        // getDeviceMr and irecvConsumed (v7+) may be null: NCCL calls them only when present, and
+        // aws-ofi-nccl leaves both null. TcpxTransport calls irecvConsumed only when it is there.
     }
 
     /**
@@ -145,7 +143,7 @@ final class NetPlugin {
     /** The logger must stay reachable for the life of the process: the plugin keeps the pointer. */
     int init(PluginLogger logFunction) {
         this.logger = logFunction;
-        return fn(NetSlot.INIT).invokeInt(new Object[] {logFunction});
+        return fn(NetSlot.INIT).invokeInt(new Object[] {logFunction.entryPoint()});
     }
 
     PluginLogger logger() {

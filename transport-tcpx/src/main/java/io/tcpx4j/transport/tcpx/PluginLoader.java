@@ -96,7 +96,15 @@ final class PluginLoader {
      * init, and with it unset (0) transfers hang. Done before any init, never overriding a user value.
      */
     static void applyChunkSizeDefault(long value) {
-        if (value <= 0 || LibC.getenv(CHUNK_ENV) != null) {
+        if (value <= 0) {
+            return;
+        }
+        String set = LibC.getenv(CHUNK_ENV);
+        if (set != null) {
+            if (!set.trim().equals(Long.toString(value))) {
+                LOG.log(System.Logger.Level.INFO, "{0}={1} from the environment is kept; the engine''s chunks are {2}"
+                        + " bytes, so the plugin schedules each chunk in pieces of that size", CHUNK_ENV, set, value);
+            }
             return;
         }
         if (LibC.setenvIfAbsent(CHUNK_ENV, Long.toString(value))) {
@@ -149,7 +157,7 @@ final class PluginLoader {
                         + "; plugin log: " + tail(err));
             }
             throw new TransferException(TransferException.Code.BACKEND, library
-                    + ": the plugin's init ended the probe process (exit status " + status + ") instead of returning."
+                    + ": " + Tcpx.INIT_ENDED_PROCESS + " (exit status " + status + ") instead of returning."
                     + " TCPX calls exit(1) when the CUDA driver cannot initialise: check that the NVIDIA driver is"
                     + " loaded (nvidia-smi works), libcuda.so.1 is on the loader path and CUDA_VISIBLE_DEVICES names"
                     + " a GPU. Plugin log: " + tail(err));

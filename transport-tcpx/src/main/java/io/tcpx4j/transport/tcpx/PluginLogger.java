@@ -11,10 +11,11 @@ import java.lang.System.Logger.Level;
  * {@code io.tcpx4j.transport.tcpx.plugin}.
  *
  * <p>The C type is variadic: {@code void (int level, unsigned long flags, const char* file, int line,
- * const char* fmt, ...)}. The callback declares only the fixed prefix. On the SysV x86-64 and AAPCS64
- * (Linux) calling conventions a variadic call passes the named arguments exactly like a call with a
- * fixed prototype, so the prefix is read correctly and the extra arguments are ignored. We never try
- * to format the C arguments (that would need the va_list): we log the format string and file:line.
+ * const char* fmt, ...)}, and a Java callback cannot read C varargs. So the plugin gets the C logger
+ * of {@link NativeLogFormat}, which formats each message with its arguments and calls
+ * {@link #formattedSink()} with the finished line. When that library is missing, the plugin gets this
+ * object itself, whose callback declares only the fixed prefix (on SysV x86-64 and AAPCS64 a variadic
+ * call passes the named arguments like a fixed prototype) and logs the format string, marked so.
  *
  * <p>Rate limited per call site (file pointer, line): TCPX logs a WARN on every progress step of a
  * receive into host memory, which would otherwise flood the log. Each site logs its first
@@ -30,20 +31,57 @@ final class PluginLogger implements NcclDebugLogger {
     private static final int SITES = 256;
 
     private final System.Logger logger;
+    private final boolean formatNatively;
+    private final NativeLogFormat.Sink formatted = new NativeLogFormat.Sink() {
+        @Override
+        public void invoke(int level, long flags, Pointer file, int line, Pointer message) {
+            line(level, file, line, message, true);
+        }
+    };
     private final long[] siteKey = new long[SITES];
     private final int[] siteCount = new int[SITES];
     private final long[] siteWindowStart = new long[SITES];
     private final int[] siteSuppressed = new int[SITES];
     private long totalSuppressed;
 
-    PluginLogger(System.Logger logger) {
+    /**
+     * @param formatNatively hand plugins the formatting C logger when its library is available;
+     *                       false always logs format strings
+     */
+    PluginLogger(System.Logger logger, boolean formatNatively) {
         this.logger = logger;
+        this.formatNatively = formatNatively;
         // Plugin threads stay attached (as daemons) instead of attach/detach per log line.
-        Native.setCallbackThreadInitializer(this, new CallbackThreadInitializer(true, false, "tcpx-plugin"));
+        CallbackThreadInitializer daemon = new CallbackThreadInitializer(true, false, "tcpx-plugin");
+        Native.setCallbackThreadInitializer(this, daemon);
+        Native.setCallbackThreadInitializer(formatted, daemon);
+    }
+
+    PluginLogger(System.Logger logger) {
+        this(logger, true);
     }
 
     PluginLogger() {
         this(System.getLogger(LOGGER_NAME));
+    }
+
+    /**
+     * What to pass to the plugin's init: the formatting C logger (with this object's sink registered)
+     * when available, else this callback. The plugin keeps it for the life of the process.
+     */
+    Object entryPoint() {
+        if (formatNatively) {
+            Pointer c = NativeLogFormat.entry(formatted);
+            if (c != null) {
+                return c;
+            }
+        }
+        return this;
+    }
+
+    /** The sink the C logger calls with finished lines. */
+    NativeLogFormat.Sink formattedSink() {
+        return formatted;
     }
 
     /** NCCL_LOG_* to System.Logger levels: VERSION and INFO are chatty at init, so DEBUG. */
@@ -58,9 +96,13 @@ final class PluginLogger implements NcclDebugLogger {
         };
     }
 
-    /** The callback: the variadic logger's fixed prefix. */
+    /** The fallback callback: the variadic logger's fixed prefix; the arguments are not read. */
     @Override
     public void invoke(int ncclLevel, long flags, Pointer file, int line, Pointer fmt) {
+        line(ncclLevel, file, line, fmt, false);
+    }
+
+    private void line(int ncclLevel, Pointer file, int line, Pointer text, boolean isFormatted) {
         try {
             Level level = level(ncclLevel);
             if (!logger.isLoggable(level)) {
@@ -72,18 +114,17 @@ final class PluginLogger implements NcclDebugLogger {
                 return;
             }
             String where = (file == null ? "?" : file.getString(0)) + ":" + line;
-            String text = fmt == null ? "" : fmt.getString(0);
+            String message = text == null ? "" : text.getString(0);
+            String note = isFormatted ? "" : " (format string)";
             if (suppressedBefore > 0) {
-                logger.log(level, "[{0}] {1} (format string; {2} similar lines suppressed)", where, text,
-                        suppressedBefore);
+                logger.log(level, "[{0}] {1}{2} ({3} similar lines suppressed)", where, message, note, suppressedBefore);
             } else {
-                logger.log(level, "[{0}] {1} (format string)", where, text);
+                logger.log(level, "[{0}] {1}{2}", where, message, note);
             }
         } catch (Throwable t) {
             // Never let an exception unwind into the plugin's C frames.
         }
     }
-
     /** -1 to drop the line, else the number of lines of this site dropped since it last logged. */
     synchronized int admit(long key) {
         return admit(key, System.nanoTime());

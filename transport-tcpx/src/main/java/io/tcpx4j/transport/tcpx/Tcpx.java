@@ -16,6 +16,14 @@ import io.tcpx4j.api.TransferException;
  */
 public final class Tcpx {
 
+    /**
+     * Part of the error message when the plugin was found but its init ended the probe's child
+     * process instead of returning (TCPX calls exit(1) when the CUDA driver cannot initialise).
+     */
+    public static final String INIT_ENDED_PROCESS = "the plugin's init ended the probe process";
+    /** The name prefix of Google's GPUDirect-TCPX plugin (its table's name, e.g. GPUDirectTCPX_v7). */
+    public static final String TCPX_PLUGIN_NAME = "GPUDirectTCPX";
+
     private static final Object LOCK = new Object();
     private static volatile boolean probed;
     private static volatile Throwable cause;

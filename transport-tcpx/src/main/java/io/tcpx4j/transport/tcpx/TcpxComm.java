@@ -1,6 +1,7 @@
 package io.tcpx4j.transport.tcpx;
 
 import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -22,6 +23,8 @@ import java.util.List;
 abstract class TcpxComm {
 
     final TcpxTransport owner;
+    /** The plugin's network device the comm runs on. */
+    final int device;
     final long pointer;
     final TcpxNetRequest[] ring = new TcpxNetRequest[NetTransport.MAX_REQUESTS];
     long posted;
@@ -40,6 +43,7 @@ abstract class TcpxComm {
     /** test's int* done and int* size (TCPX never writes the size). */
     final Memory done = new Memory(4);
     final Memory testSize = new Memory(4);
+    /** Base of the receive comm's bounce buffer, read at its first receive into CUDA memory; 0 before. */
     long bounceBase;
     /**
      * Bytes of the bounce buffer from {@link #bounceBase}: to the end of its device allocation; for a
@@ -49,8 +53,9 @@ abstract class TcpxComm {
     long bounceBytes;
     MemoryKind bounceKind = MemoryKind.DRAM;
 
-    TcpxComm(TcpxTransport owner, long pointer) {
+    TcpxComm(TcpxTransport owner, int device, long pointer) {
         this.owner = owner;
+        this.device = device;
         this.pointer = pointer;
         for (int i = 0; i < ring.length; i++) {
             ring[i] = new TcpxNetRequest(this);
@@ -78,8 +83,8 @@ abstract class TcpxComm {
     abstract boolean receiving();
 
     static final class Send extends TcpxComm implements SendComm {
-        Send(TcpxTransport owner, long pointer) {
-            super(owner, pointer);
+        Send(TcpxTransport owner, int device, long pointer) {
+            super(owner, device, pointer);
         }
 
         @Override
@@ -99,13 +104,17 @@ abstract class TcpxComm {
         final Memory sizes = new Memory(4);
         final Memory tags = new Memory(4);
         final Memory mhandles = new Memory(8);
-        /** The 32-byte device handle accept filled; kept alive with the comm. */
+        /** The 32-byte device handle accept filled (inside its backing, kept alive with the comm). */
         final Memory deviceHandleBacking;
+        final Pointer deviceHandle;
+        /** Receives into CUDA memory land in bounce pages (UNPACK device handle, irecvConsumed present). */
         final boolean unpack;
 
-        Recv(TcpxTransport owner, long pointer, Memory deviceHandleBacking, boolean unpack) {
-            super(owner, pointer);
+        Recv(TcpxTransport owner, int device, long pointer, Memory deviceHandleBacking, Pointer deviceHandle,
+             boolean unpack) {
+            super(owner, device, pointer);
             this.deviceHandleBacking = deviceHandleBacking;
+            this.deviceHandle = deviceHandle;
             this.unpack = unpack;
         }
 

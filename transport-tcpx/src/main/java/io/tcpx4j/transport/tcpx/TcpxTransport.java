@@ -17,6 +17,7 @@ import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
@@ -25,6 +26,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.tcpx4j.api.TransferException.Code.INVALID_PARAM;
 import static io.tcpx4j.api.TransferException.Code.NOT_SUPPORTED;
@@ -33,19 +37,26 @@ import static io.tcpx4j.api.TransferException.Code.NOT_SUPPORTED;
  * {@link NetTransport} over the GPUDirect-TCPX NCCL net plugin (or any plugin exporting an ncclNet
  * v5-v8 table), with what TCPX demands of its caller:
  * <ul>
- *   <li>connect and accept are polled until the comm is non-null; connect keeps its progress inside
- *       the handle memory, so retries of one handle reuse one native copy of it;</li>
+ *   <li>connect and accept run on set-up threads ({@link SetupCall}) and return {@code null} until the
+ *       comm is there, so a plugin whose connect or accept blocks never blocks the caller; each has a
+ *       deadline ({@link TcpxOptions#setupTimeout()}). Connect keeps its progress inside the handle
+ *       memory, so all calls for one handle reuse one native copy of it;</li>
+ *   <li>a listener yields exactly one comm: the plugin's accept is never called again after it
+ *       succeeded (TCPX would free its accept state a second time);</li>
  *   <li>accept always gets a zeroed, 16-byte aligned 32-byte device-handle buffer; for an UNPACK
- *       device the bounce-buffer base is read once per receive comm by copying the 24-byte unpack
- *       handle from device memory through the injected {@link DeviceMemory};</li>
- *   <li>registration is per comm; CUDA ranges must be 4 KiB aligned in start and size;</li>
+ *       device the bounce-buffer base is read once per receive comm, at its first receive into CUDA
+ *       memory, by copying the 24-byte unpack handle from device memory through the injected
+ *       {@link DeviceMemory};</li>
+ *   <li>registration is per comm; CUDA ranges must be 4 KiB aligned in start and size, on a device
+ *       that has a PCI path (TCPX derives the NIC's PCI address from it);</li>
  *   <li>at most 16 requests per comm; a full pool, ncclInternalError from isend/irecv while requests
  *       are outstanding, and a null request are all BUSY ({@code null});</li>
  *   <li>test only on the oldest uncompleted request of its comm, and its size output is ignored (TCPX
  *       never writes it): a request reports its posted size;</li>
  *   <li>irecv always with n == 1; iflush is never called; every receive is handed back with
- *       irecvConsumed (v7+), oldest first; completed receives into CUDA memory on an UNPACK device
- *       expose their fragments, read from the request's unpack slot ({@link TcpxRequestLayout});</li>
+ *       irecvConsumed (v7+, when the plugin has it: the entry may be null), oldest first; completed
+ *       receives into CUDA memory on an UNPACK device expose their fragments, read from the request's
+ *       unpack slot ({@link TcpxRequestLayout});</li>
  *   <li>a comm whose test or post failed stays failed: TCPX cannot recover it but would go on handing
  *       out requests that never complete, so every later isend, irecv and test on it throws the
  *       first failure's code (REMOTE_DISCONNECT when the peer went away).</li>
@@ -67,6 +78,8 @@ public final class TcpxTransport implements NetTransport {
     private final Set<TcpxComm> comms = ConcurrentHashMap.newKeySet();
     private final Set<TcpxListener> listeners = ConcurrentHashMap.newKeySet();
     private final Map<HandleKey, PendingConnect> pendingConnects = new ConcurrentHashMap<>();
+    private final Duration setupTimeout;
+    private final ExecutorService setupThreads;
     private volatile boolean closed;
 
     /**
@@ -79,13 +92,15 @@ public final class TcpxTransport implements NetTransport {
     public static TcpxTransport open(TcpxOptions options, DeviceMemory deviceMemory) {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(deviceMemory, "deviceMemory");
-        return new TcpxTransport(PluginLoader.load(options), deviceMemory, TcpxRequestLayout.X86_64_2024);
+        return new TcpxTransport(PluginLoader.load(options), deviceMemory, TcpxRequestLayout.X86_64_2024,
+                options.setupTimeout());
     }
 
-    TcpxTransport(NetPlugin plugin, DeviceMemory deviceMemory, TcpxRequestLayout layout) {
+    TcpxTransport(NetPlugin plugin, DeviceMemory deviceMemory, TcpxRequestLayout layout, Duration setupTimeout) {
         this.plugin = Objects.requireNonNull(plugin, "plugin");
         this.deviceMemory = Objects.requireNonNull(deviceMemory, "deviceMemory");
         this.layout = Objects.requireNonNull(layout, "layout");
+        this.setupTimeout = Objects.requireNonNull(setupTimeout, "setupTimeout");
         Memory n = new Memory(4);
         n.setInt(0, 0);
         check("devices", plugin.devices(n));
@@ -98,13 +113,26 @@ public final class TcpxTransport implements NetTransport {
         if (!devices.isEmpty() && devices.get(0).supports(PtrType.CUDA)) {
             caps.add(Capability.CUDA_MEMORY);
         }
+        boolean unpackDevice = !devices.isEmpty() && devices.get(0).netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK;
+        if (unpackDevice && caps.contains(Capability.CUDA_MEMORY) && !plugin.has(NetSlot.IRECV_CONSUMED)) {
+            throw new TransferException(NOT_SUPPORTED, plugin.libraryName() + ": " + plugin.name()
+                    + " reports UNPACK devices that take CUDA memory but has no irecvConsumed, so bounce pages"
+                    + " could never be handed back; not a usable net plugin");
+        }
         // Only receives into CUDA memory land in bounce pages: a host-only build (TCPX's HOST_PTR_ONLY)
         // still reports the UNPACK device type, but every receive it makes lands in place.
-        if (caps.contains(Capability.CUDA_MEMORY)
-                && devices.get(0).netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK) {
+        if (caps.contains(Capability.CUDA_MEMORY) && unpackDevice) {
             caps.add(Capability.DEVMEM_RECEIVE);
         }
         this.capabilities = Set.copyOf(caps);
+        AtomicInteger threads = new AtomicInteger();
+        String threadName = "tcpx-setup-" + plugin.name() + "-";
+        this.setupThreads = Executors.newCachedThreadPool(r -> {
+            // daemon: a plugin call that never returns must not keep the process alive
+            Thread t = new Thread(r, threadName + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
         LOG.log(System.Logger.Level.DEBUG, "{0} ({1}, ncclNet v{2}): {3} device(s)", plugin.name(),
                 plugin.libraryName(), plugin.version().number(), devices.size());
     }
@@ -135,7 +163,12 @@ public final class TcpxTransport implements NetTransport {
         return "tcpx";
     }
 
-    /** The loaded plugin's name and ABI, e.g. {@code GPUDirectTCPX_v7 (ncclNet v7)}. */
+    /** The loaded plugin's own name (its table's {@code name}), e.g. {@code GPUDirectTCPX_v7}. */
+    public String pluginName() {
+        return plugin.name();
+    }
+
+    /** The loaded plugin's name, ABI and library, e.g. {@code GPUDirectTCPX_v7 (ncclNet v7, /path)}. */
     public String pluginDescription() {
         return plugin.name() + " (ncclNet v" + plugin.version().number() + ", " + plugin.libraryName() + ")";
     }
@@ -169,7 +202,7 @@ public final class TcpxTransport implements NetTransport {
         if (ptr == 0) {
             throw new TransferException(TransferException.Code.BACKEND, "TCPX listen returned no listen comm");
         }
-        TcpxListener l = new TcpxListener(this, ptr, handle.getByteArray(0, Listener.HANDLE_SIZE));
+        TcpxListener l = new TcpxListener(this, device, ptr, handle.getByteArray(0, Listener.HANDLE_SIZE));
         listeners.add(l);
         return l;
     }
@@ -182,72 +215,100 @@ public final class TcpxTransport implements NetTransport {
             throw new TransferException(INVALID_PARAM, "a connection handle has exactly " + Listener.HANDLE_SIZE + " bytes");
         }
         HandleKey key = new HandleKey(device, handle.clone());
+        dropAbandonedConnects();
         PendingConnect pc = pendingConnects.computeIfAbsent(key, k -> new PendingConnect(k.handle));
+        SetupCall call;
         synchronized (pc) {
-            if (pc.finished) {
-                return null; // another thread got this handle's comm
+            if (pc.call == null) {
+                pc.call = new SetupCall("connect", pluginDescription(),
+                        out -> plugin.connect(device, pc.handle, out, pc.deviceHandleSlot),
+                        plugin::closeSend, setupTimeout).start(setupThreads);
             }
-            pc.out.setLong(0, 0);
-            int rc = plugin.connect(device, pc.handle, pc.out, pc.deviceHandleSlot);
-            if (rc != NcclResult.SUCCESS) {
-                pc.finished = true;
-                pendingConnects.remove(key, pc);
-                throw NcclResult.control("connect", rc);
+            call = pc.call;
+        }
+        long ptr;
+        try {
+            ptr = call.poll();
+        } catch (TransferException e) {
+            pendingConnects.remove(key, pc); // a failed attempt throws once; a later call starts over
+            throw e;
+        }
+        if (ptr == 0) {
+            return null;
+        }
+        pendingConnects.remove(key, pc);
+        TcpxComm.Send c = new TcpxComm.Send(this, device, ptr);
+        comms.add(c);
+        return c;
+    }
+
+    /**
+     * Forgets connects whose caller stopped asking (its connection failed elsewhere): a comm the plugin
+     * produced for one of them is closed instead of staying open until the transport closes.
+     */
+    private void dropAbandonedConnects() {
+        if (pendingConnects.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (Map.Entry<HandleKey, PendingConnect> e : pendingConnects.entrySet()) {
+            SetupCall call;
+            synchronized (e.getValue()) {
+                call = e.getValue().call;
             }
-            long ptr = pc.out.getLong(0);
-            if (ptr == 0) {
-                return null;
+            if (call != null && call.stale(now) && pendingConnects.remove(e.getKey(), e.getValue())) {
+                call.abandon(null);
             }
-            pc.finished = true;
-            pendingConnects.remove(key, pc);
-            TcpxComm.Send c = new TcpxComm.Send(this, ptr);
-            comms.add(c);
-            return c;
         }
     }
 
+    /**
+     * The listener's one comm, {@code null} until it is there. A second accept after it was returned
+     * is INVALID_PARAM and never reaches the plugin (see {@link TcpxListener}).
+     */
     @Override
     public RecvComm accept(Listener listener) {
         checkOpen();
         TcpxListener l = listenerOf(listener);
+        SetupCall call;
         synchronized (l) {
             if (l.closed) {
                 throw new TransferException(INVALID_PARAM, "listener is closed");
             }
-            l.out.setLong(0, 0);
-            int rc = plugin.accept(l.pointer, l.out, l.deviceHandleSlot);
-            if (rc != NcclResult.SUCCESS) {
-                throw NcclResult.control("accept", rc);
+            if (l.yielded) {
+                throw new TransferException(INVALID_PARAM, l + " already yielded its comm: a listener yields exactly"
+                        + " one (TCPX frees its accept state on success, so a second accept would free it again)");
             }
-            long ptr = l.out.getLong(0);
-            if (ptr == 0) {
-                return null;
+            if (l.accept == null) {
+                l.accept = new SetupCall("accept", pluginDescription(),
+                        out -> plugin.accept(l.pointer, out, l.deviceHandleSlot),
+                        plugin::closeRecv, setupTimeout).start(setupThreads);
             }
-            Memory backing = l.deviceHandleBacking;
-            Pointer dh = l.deviceHandle;
-            l.freshDeviceHandle();
-            boolean unpack = plugin.version().deviceHandles()
-                    && dh.getInt(NativeLayouts.DeviceHandle.TYPE) == NativeLayouts.DeviceHandle.TYPE_UNPACK;
-            TcpxComm.Recv c = new TcpxComm.Recv(this, ptr, backing, unpack);
-            if (unpack) {
-                try {
-                    readBounceBase(c, dh);
-                } catch (RuntimeException e) {
-                    plugin.closeRecv(ptr);
-                    throw e;
-                }
-            }
-            comms.add(c);
-            return c;
+            call = l.accept;
         }
+        long ptr = call.poll();
+        if (ptr == 0) {
+            return null;
+        }
+        synchronized (l) {
+            l.yielded = true;
+        }
+        Pointer dh = l.deviceHandle;
+        boolean unpack = plugin.version().deviceHandles() && plugin.has(NetSlot.IRECV_CONSUMED)
+                && dh.getInt(NativeLayouts.DeviceHandle.TYPE) == NativeLayouts.DeviceHandle.TYPE_UNPACK;
+        TcpxComm.Recv c = new TcpxComm.Recv(this, l.device, ptr, l.deviceHandleBacking, dh, unpack);
+        comms.add(c);
+        return c;
     }
 
     /**
      * The device handle's {@code handle} points at the 24-byte unpack handle in device memory; its
      * {@code bounce_buf} is the base every fragment's src_off is relative to. One device-to-host copy
-     * per receive comm.
+     * per receive comm, at its first receive into CUDA memory: a comm that only ever receives host
+     * memory never needs it.
      */
-    private void readBounceBase(TcpxComm.Recv c, Pointer dh) {
+    private void readBounceBase(TcpxComm.Recv c) {
+        Pointer dh = c.deviceHandle;
         int version = dh.getInt(NativeLayouts.DeviceHandle.VERSION);
         long handle = Pointer.nativeValue(dh.getPointer(NativeLayouts.DeviceHandle.HANDLE));
         long size = dh.getLong(NativeLayouts.DeviceHandle.SIZE_FIELD);
@@ -261,18 +322,19 @@ public final class TcpxTransport implements NetTransport {
         MemoryDescriptor where = deviceMemory.allocationRange(handle, NativeLayouts.UnpackHandle.BYTES);
         deviceMemory.copy(MemoryDescriptor.dram(Pointer.nativeValue(host), NativeLayouts.UnpackHandle.BYTES),
                 new MemoryDescriptor(handle, NativeLayouts.UnpackHandle.BYTES, where.kind(), where.device()));
-        c.bounceBase = host.getLong(NativeLayouts.UnpackHandle.BOUNCE_BUF);
-        if (c.bounceBase == 0) {
+        long base = host.getLong(NativeLayouts.UnpackHandle.BOUNCE_BUF);
+        if (base == 0) {
             throw new TransferException(TransferException.Code.BACKEND,
-                    plugin.name() + " gave a receive comm without a bounce buffer");
+                    plugin.name() + " gave a receive comm without a bounce buffer, so it cannot receive into CUDA memory");
         }
-        c.bounceKind = deviceMemory.kindOf(c.bounceBase);
+        c.bounceKind = deviceMemory.kindOf(base);
         if (c.bounceKind == MemoryKind.VRAM) {
-            MemoryDescriptor area = deviceMemory.allocationRange(c.bounceBase, 1);
-            c.bounceBytes = area.address() + area.length() - c.bounceBase;
+            MemoryDescriptor area = deviceMemory.allocationRange(base, 1);
+            c.bounceBytes = area.address() + area.length() - base;
         } else {
             c.bounceBytes = Long.MAX_VALUE;
         }
+        c.bounceBase = base;
     }
 
     @Override
@@ -291,6 +353,13 @@ public final class TcpxTransport implements NetTransport {
         if (type == PtrType.CUDA && (address % CUDA_ALIGNMENT != 0 || size % CUDA_ALIGNMENT != 0)) {
             throw new TransferException(INVALID_PARAM, "CUDA registrations must be 4 KiB aligned in start and size"
                     + " (TCPX's dma-buf path): 0x" + Long.toHexString(address) + "+" + size);
+        }
+        if (type == PtrType.CUDA && devices.get(c.device).pciPath().isEmpty()) {
+            // TCPX's regMr takes the NIC's PCI address from the device's PCI path and crashes without one
+            DeviceProperties p = devices.get(c.device);
+            throw new TransferException(NOT_SUPPORTED, "device " + c.device + " (" + p.name() + ") of " + plugin.name()
+                    + " has no PCI path, and CUDA memory is registered through the NIC's PCI address;"
+                    + " use a NIC that is a PCI device for GPU memory");
         }
         if (!plugin.version().regMrSizeT() && size > Integer.MAX_VALUE) {
             throw new TransferException(INVALID_PARAM, "ncclNet v" + plugin.version().number()
@@ -333,6 +402,13 @@ public final class TcpxTransport implements NetTransport {
         checkNotFailed(c);
         if (c.outstanding() >= MAX_REQUESTS) {
             return null;
+        }
+        if (r.type() == PtrType.CUDA && rc0.unpack && rc0.bounceBase == 0) {
+            try {
+                readBounceBase(rc0);
+            } catch (TransferException e) {
+                throw failed(c, e);
+            }
         }
         rc0.data.setLong(0, address);
         rc0.sizes.setInt(0, size);
@@ -408,7 +484,7 @@ public final class TcpxTransport implements NetTransport {
             throw new TransferException(INVALID_PARAM, "consume only the oldest completed receive of its comm; " + r
                     + " is not");
         }
-        if (plugin.version().deviceHandles()) {
+        if (plugin.has(NetSlot.IRECV_CONSUMED)) { // v7+; NCCL allows a null entry (aws-ofi-nccl)
             int rc = plugin.irecvConsumed(c.pointer, r.pointer);
             if (rc != NcclResult.SUCCESS) {
                 throw NcclResult.data("irecvConsumed", rc);
@@ -455,14 +531,22 @@ public final class TcpxTransport implements NetTransport {
     @Override
     public void closeListen(Listener listener) {
         TcpxListener l = listenerOf(listener);
+        SetupCall accept;
         synchronized (l) {
             if (l.closed) {
                 return;
             }
             l.closed = true;
             listeners.remove(l);
-            check("closeListen", plugin.closeListen(l.pointer));
+            accept = l.accept;
         }
+        if (accept == null) {
+            check("closeListen", plugin.closeListen(l.pointer));
+            return;
+        }
+        // An accept blocked inside the plugin still uses the listen comm: it is closed when that call
+        // returns, on its set-up thread; closeListen itself never waits for it.
+        accept.abandon(() -> check("closeListen", plugin.closeListen(l.pointer)));
     }
 
     @Override
@@ -486,7 +570,17 @@ public final class TcpxTransport implements NetTransport {
                 first = first == null ? e : first;
             }
         }
+        for (PendingConnect pc : List.copyOf(pendingConnects.values())) {
+            SetupCall call;
+            synchronized (pc) {
+                call = pc.call;
+            }
+            if (call != null) {
+                call.abandon(null);
+            }
+        }
         pendingConnects.clear();
+        setupThreads.shutdown(); // running set-up calls end on their own; a blocked one is abandoned
         if (first != null) {
             throw first;
         }
@@ -574,9 +668,9 @@ public final class TcpxTransport implements NetTransport {
     /** A handle being connected: TCPX keeps connect's progress inside the handle, so retries reuse it. */
     private static final class PendingConnect {
         final Memory handle = new Memory(Listener.HANDLE_SIZE);
-        final Memory out = new Memory(8);
         final Memory deviceHandleSlot = new Memory(8);
-        boolean finished;
+        /** Guarded by this. */
+        SetupCall call;
 
         PendingConnect(byte[] bytes) {
             handle.write(0, bytes, 0, bytes.length);

@@ -13,7 +13,10 @@ import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.SendComm;
 import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.testing.ForwardingNetTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -25,6 +28,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * Two engines in this JVM, WRITE and READ through TcpxTransport and the C test peer: v7 (TCPX's
@@ -114,8 +118,13 @@ class EngineOverTestPeerTest {
         assertThat(bytes(backA, SIZE)).as("every byte read back").isEqualTo(expected(SIZE, 1));
     }
 
+    /**
+     * v7-blocking: connect and accept wait inside the plugin until the other side is there
+     * (nccl-fastsocket's shape), so each engine's peer can connect only once the engine sent its
+     * handles; v8-nullopt: null irecvConsumed and getDeviceMr (aws-ofi-nccl's shape).
+     */
     @ParameterizedTest
-    @ValueSource(strings = {"v6", "v7"})
+    @ValueSource(strings = {"v6", "v7", "v7-blocking", "v8-nullopt"})
     void writeAndReadHostMemory(String peer) throws Exception {
         writeThenRead(engine("a", peer, new HostMemory(), new CpuUnpacker()),
                 engine("b", peer, new HostMemory(), new CpuUnpacker()), alloc(SIZE), MemoryKind.DRAM, alloc(SIZE),
@@ -144,19 +153,73 @@ class EngineOverTestPeerTest {
         assertThat(atA.fragments).as("the read came through bounce-page fragments at A").isGreaterThanOrEqualTo(SIZE / 4096);
     }
 
-    /** ncclNet v6 has no device handles: CUDA receives land in place, nothing to unpack. */
-    @Test
-    void writeAndReadPretendVramInPlaceOnV6() throws Exception {
+    /**
+     * ncclNet v6 has no device handles, and a v8 plugin without irecvConsumed reports a HOST device:
+     * CUDA receives land in place, nothing to unpack.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"v6", "v8-nullopt"})
+    void writeAndReadPretendVramInPlace(String peer) throws Exception {
         PretendVram memory = new PretendVram();
         PretendVram.Unpacking atA = memory.new Unpacking();
         PretendVram.Unpacking atB = memory.new Unpacking();
-        Engine a = engine("a", "v6", memory, atA);
-        Engine b = engine("b", "v6", memory, atB);
+        Engine a = engine("a", peer, memory, atA);
+        Engine b = engine("b", peer, memory, atB);
         long dstB = alloc(SIZE);
         long backA = alloc(SIZE);
         memory.add(dstB, SIZE);
         memory.add(backA, SIZE);
         writeThenRead(a, b, dstB, MemoryKind.VRAM, backA, MemoryKind.VRAM);
         assertThat(atA.fragments + atB.fragments).as("no fragments without an UNPACK device").isZero();
+    }
+
+    /**
+     * The peer's engine never connects its data channels (a transport double that answers "not yet"
+     * to every connect), while this side's plugin accept waits for that connection inside the plugin.
+     * The write fails with an error naming the plugin and the call once the set-up timeout passed,
+     * well before the engine's own connect timeout, and both engines close.
+     */
+    @Test
+    void aPeerThatNeverConnectsFailsTheTransferWithTheSetupTimeoutAndCloseReturns() throws Exception {
+        TcpxOptions options = TcpxOptions.defaults().withLibrary(TestPeers.path("v7-blocking"))
+                .withProbeInChildProcess(false).withSetupTimeout(Duration.ofMillis(500));
+        TcpxTransport ta = TcpxTransport.open(options, new HostMemory());
+        TcpxTransport tb = TcpxTransport.open(options, new HostMemory());
+        closeables.add(ta);
+        closeables.add(tb);
+        EngineConfig config = EngineConfig.defaults("a").withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(60),
+                Duration.ofSeconds(1));
+        Engine a = new Engine(config, ta, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+        Engine b = new Engine(config.withName("b"), new NeverConnectsTransportDouble(tb), new HostMemory(),
+                new CpuUnpacker(), Clock.SYSTEM);
+        a.start();
+        b.start();
+        a.loadPeer("b", b.connInfo());
+        b.loadPeer("a", a.connInfo());
+        long src = alloc(4096);
+        long dst = alloc(4096);
+        RegisteredMemory ra = a.register(MemoryDescriptor.dram(src, 4096));
+        RegisteredMemory rb = b.register(MemoryDescriptor.dram(dst, 4096));
+        a.loadRemoteMetadata("b", rb.publicMetadata());
+        Transfer w = a.session("b").write(List.of(ra.descriptor()), List.of(rb.descriptor()), null);
+        assertThat(w.await(Duration.ofSeconds(30))).as("the write ends").isEqualTo(TransferStatus.FAILED);
+        assertThat(w.error()).hasValueSatisfying(e -> assertThat(e.getMessage())
+                .contains("tcpx4j-testpeer-v7", "accept did not complete within 500 ms"));
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            a.close();
+            b.close();
+        }, "closing the engines hung");
+    }
+
+    /** Forwards everything but connect, which answers "not yet" forever without calling the plugin. */
+    static final class NeverConnectsTransportDouble extends ForwardingNetTransport {
+        NeverConnectsTransportDouble(NetTransport delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public SendComm connect(int device, byte[] handle) {
+            return null;
+        }
     }
 }

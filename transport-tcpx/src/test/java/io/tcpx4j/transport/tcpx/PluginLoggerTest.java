@@ -1,5 +1,6 @@
 package io.tcpx4j.transport.tcpx;
 
+import io.tcpx4j.domain.port.out.PtrType;
 import org.junit.jupiter.api.Test;
 
 import java.lang.System.Logger.Level;
@@ -68,12 +69,38 @@ class PluginLoggerTest {
     }
 
     @Test
-    void pluginLogLinesFromTheTestPeerReachTheLoggerRateLimited() {
+    void pluginLogLinesCarryTheirFormattedArguments() {
+        assertThat(NativeLogFormat.unavailabilityCause()).as("the formatting library built by the Maven build").isNull();
         Recording rec = new Recording();
-        PluginLogger logger = new PluginLogger(rec);
         NetPlugin p = NetPlugin.open(TestPeers.path("v6"));
-        assertThat(p.init(logger)).isZero();
-        assertThat(rec.lines).anySatisfy(s -> assertThat(s).startsWith("DEBUG")
-                .contains("p_init").contains("NET/testpeer : init, ncclNet v%d"));
+        assertThat(p.init(new PluginLogger(rec))).isZero();
+        assertThat(rec.lines).anySatisfy(s -> assertThat(s).isEqualTo(
+                "DEBUG [p_init:" + lineOf(rec, "p_init") + "] NET/testpeer : init, ncclNet v6, 16 request slots per comm"));
+        // a WARN with a pointer and a size_t: an unaligned CUDA registration (refused before the comm is used)
+        com.sun.jna.Memory out = new com.sun.jna.Memory(8);
+        assertThat(p.regMr(1, 0x1001, 100, PtrType.CUDA.ncclBit(), out)).isEqualTo(NcclResult.INTERNAL_ERROR);
+        assertThat(rec.lines).anySatisfy(s -> assertThat(s).startsWith("WARNING [reg_common:")
+                .endsWith("] NET/testpeer : CUDA memory 0x1001+100 not 4 KiB aligned"));
+        assertThat(rec.lines).noneSatisfy(s -> assertThat(s).contains("%"));
+    }
+
+    @Test
+    void withoutTheFormattingLibraryFormatStringsAreLoggedAndMarked() {
+        Recording rec = new Recording();
+        NetPlugin p = NetPlugin.open(TestPeers.path("v6"));
+        assertThat(p.init(new PluginLogger(rec, false))).isZero();
+        assertThat(rec.lines).anySatisfy(s -> assertThat(s).startsWith("DEBUG [p_init:")
+                .endsWith("] NET/testpeer : init, ncclNet v%d, %d request slots per comm (format string)"));
+    }
+
+    /** The source line a recorded message of {@code function} names. */
+    private static String lineOf(Recording rec, String function) {
+        for (String s : rec.lines) {
+            int i = s.indexOf("[" + function + ":");
+            if (i >= 0) {
+                return s.substring(i + function.length() + 2, s.indexOf(']', i));
+            }
+        }
+        throw new AssertionError("no line from " + function + " in " + rec.lines);
     }
 }

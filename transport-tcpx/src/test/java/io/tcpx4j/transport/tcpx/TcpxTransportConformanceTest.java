@@ -111,4 +111,46 @@ class TcpxTransportConformanceTest {
             assertThat(a.capabilities()).isEmpty();
         }
     }
+
+    /**
+     * A v7 plugin whose connect waits until the peer accepted and whose accept waits until a peer
+     * connected (nccl-fastsocket's accept waits in accept(2)). The suite polls connect and accept in
+     * turn on one thread, which would stop in the first blocking call if the adapter made it there.
+     */
+    @Nested
+    class V7Blocking extends OverTestPeer {
+
+        @Override
+        String peer() {
+            return "v7-blocking";
+        }
+
+        @Override
+        protected PtrType devmemPtrType() {
+            return PtrType.CUDA;
+        }
+
+        @Test
+        void declaresCudaMemoryAndDevmemReceives() {
+            assertThat(a.capabilities()).containsExactlyInAnyOrder(Capability.CUDA_MEMORY, Capability.DEVMEM_RECEIVE);
+        }
+    }
+
+    /**
+     * ncclNet v8 with null getDeviceMr and irecvConsumed and a HOST device type (aws-ofi-nccl): NCCL
+     * accepts such a table, and so does the adapter. CUDA receives land in place.
+     */
+    @Nested
+    class V8NullOptionalEntries extends OverTestPeer {
+
+        @Override
+        String peer() {
+            return "v8-nullopt";
+        }
+
+        @Test
+        void declaresCudaMemoryOnly() {
+            assertThat(a.capabilities()).containsExactly(Capability.CUDA_MEMORY);
+        }
+    }
 }

@@ -10,8 +10,8 @@ import java.util.Set;
  *
  * <p>Contract (every adapter, checked by the transport TCK):
  * <ul>
- *   <li>No data-path method blocks. {@link #connect} and {@link #accept} return {@code null} until the
- *       peer is there; the caller retries later (no busy spin on its thread). {@code close*} may wait
+ *   <li>No method blocks on the peer. {@link #connect} and {@link #accept} return {@code null} until
+ *       the peer is there; the caller retries later (no busy spin on its thread). {@code close*} may wait
  *       briefly until the adapter no longer touches the caller's memory.</li>
  *   <li>{@link #isend} / {@link #irecv} return {@code null} (BUSY) when the comm's 16 request slots
  *       are taken or the comm is not fully connected yet. A receive holds its slot until consumed.</li>
@@ -57,7 +57,11 @@ public interface NetTransport extends AutoCloseable {
      */
     SendComm connect(int device, byte[] handle);
 
-    /** Accepts the next connection on a listener. Returns {@code null} until one arrives. */
+    /**
+     * Accepts the listener's connection. Returns {@code null} until it arrives. A listener yields
+     * exactly one comm: once accept returned it, a further accept is INVALID_PARAM (TCPX frees its
+     * accept state on success, so a second accept would free it again). Close the listener after.
+     */
     RecvComm accept(Listener listener);
 
     /** Registers memory on one comm. CUDA memory must be 4 KiB aligned in start and size. */

@@ -1,0 +1,286 @@
+package io.tcpx4j.transport.tcpx;
+
+import com.sun.jna.Function;
+import com.sun.jna.Memory;
+import com.sun.jna.NativeLibrary;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.memory.NativeMemory;
+import io.tcpx4j.domain.port.out.Listener;
+import io.tcpx4j.domain.port.out.MemoryRegistration;
+import io.tcpx4j.domain.port.out.NetRequest;
+import io.tcpx4j.domain.port.out.PtrType;
+import io.tcpx4j.domain.port.out.RecvComm;
+import io.tcpx4j.domain.port.out.SendComm;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+/**
+ * Connection set-up as real plugins do it: single-use listeners (TCPX double-frees on a second
+ * accept), plugins whose connect and accept block (nccl-fastsocket), deadlines for a peer that never
+ * comes, and checks that are due only when a CUDA receive or registration needs them.
+ */
+class TcpxSetupTest {
+
+    /** Bounds only the waits of a test that would otherwise hang; never a measurement. */
+    private static final Duration HANG_GUARD = Duration.ofSeconds(30);
+    private final List<TcpxTransport> transports = new ArrayList<>();
+    private final List<Long> allocations = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() {
+        assertTimeoutPreemptively(HANG_GUARD, () -> transports.forEach(TcpxTransport::close), "close hung");
+        allocations.forEach(NativeMemory::free);
+    }
+
+    private TcpxTransport open(String variant, Duration setupTimeout) {
+        TcpxTransport t = TcpxTransport.open(TcpxOptions.defaults().withLibrary(TestPeers.path(variant))
+                .withProbeInChildProcess(false).withSetupTimeout(setupTimeout), new HostMemory());
+        transports.add(t);
+        return t;
+    }
+
+    private long alloc(int size) {
+        long a = NativeMemory.allocate(size, NativeMemory.PAGE);
+        allocations.add(a);
+        return a;
+    }
+
+    /** The peer's count of calls that would crash TCPX (second accept, CUDA registration without a PCI path). */
+    private static long misuse(String variant) {
+        Function f = NativeLibrary.getInstance(TestPeers.path(variant)).getFunction("tcpx4j_testpeer_misuse");
+        return f.invokeLong(new Object[0]);
+    }
+
+    private static <T> T pollUntil(Supplier<T> poll, String what) {
+        long deadline = System.nanoTime() + HANG_GUARD.toNanos();
+        T v;
+        while ((v = poll.get()) == null) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(what + " never happened");
+            }
+            Thread.onSpinWait();
+        }
+        return v;
+    }
+
+    // ---- a listener yields one comm
+
+    @Test
+    void theTestPeerReportsASecondAcceptAsMisuseLikeTcpxWouldCrash() {
+        TcpxTransport t = open("v7", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+        NetPlugin p = NetPlugin.open(TestPeers.path("v7"));
+        TcpxListener l = (TcpxListener) t.listen(0);
+        byte[] h = l.handle();
+        Memory out = new Memory(8);
+        long before = misuse("v7");
+        pollUntil(() -> t.connect(0, h), "connect");
+        pollUntil(() -> {
+            out.setLong(0, 0);
+            assertThat(p.accept(l.pointer, out, l.deviceHandleSlot)).isZero();
+            return out.getLong(0) == 0 ? null : out.getLong(0);
+        }, "raw accept");
+        assertThat(p.accept(l.pointer, out, l.deviceHandleSlot)).as("second accept on one listen comm")
+                .isEqualTo(NcclResult.INVALID_USAGE);
+        assertThat(misuse("v7") - before).isEqualTo(1);
+    }
+
+    @Test
+    void theTransportNeverCallsThePluginsAcceptAfterItYieldedTheComm() {
+        TcpxTransport t = open("v7", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+        long before = misuse("v7");
+        TestPeers.Pair pair = TestPeers.Pair.connect(t);
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> t.accept(pair.listener()))
+                    .isInstanceOfSatisfying(TransferException.class, e -> assertThat(e.code())
+                            .isEqualTo(TransferException.Code.INVALID_PARAM))
+                    .hasMessageContaining("already yielded its comm");
+        }
+        assertThat(misuse("v7")).as("the plugin never saw a second accept").isEqualTo(before);
+        t.closeListen(pair.listener());
+        roundTrip(t, pair.send(), pair.recv(), 8192);
+    }
+
+    // ---- plugins whose connect and accept block
+
+    @Test
+    void blockingConnectAndAcceptNeverBlockTheCaller() {
+        TcpxTransport t = open("v7-blocking", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+        Listener l = t.listen(0);
+        // the peer's accept waits in poll(2) for a connection: the caller gets "not yet" meanwhile
+        for (int i = 0; i < 5; i++) {
+            assertThat(t.accept(l)).isNull();
+        }
+        pollUntil(() -> ((TcpxListener) l).accept.inCall() ? Boolean.TRUE : null, "the plugin's accept in flight");
+        assertThat(t.accept(l)).as("while the plugin's accept waits for a peer").isNull();
+        TestPeers.Pair pair = TestPeers.Pair.connect(t, l);
+        roundTrip(t, pair.send(), pair.recv(), 3 * 1024 * 1024 + 17);
+    }
+
+    @Test
+    void anAcceptWhosePeerNeverConnectsFailsAfterTheSetupTimeoutNamingThePluginAndCloseReturns() {
+        TcpxTransport t = open("v7-blocking", Duration.ofMillis(300));
+        Listener l = t.listen(0);
+        TransferException e = awaitFailure(() -> t.accept(l));
+        assertThat(e.code()).isEqualTo(TransferException.Code.BACKEND);
+        assertThat(e.getMessage()).contains("tcpx4j-testpeer-v7", "accept did not complete within 300 ms",
+                "setupTimeout", "never connected");
+        assertTimeoutPreemptively(HANG_GUARD, () -> t.closeListen(l), "closeListen waited for the blocked accept");
+        assertThatThrownBy(() -> t.accept(l)).isInstanceOf(TransferException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void aConnectWhosePeerNeverAcceptsFailsAfterTheSetupTimeoutAndTheTransportGoesOn() {
+        // long enough for the healthy connection below on a loaded machine
+        TcpxTransport t = open("v7-blocking", Duration.ofSeconds(3));
+        Listener l = t.listen(0); // nobody accepts: the blocking peer's connect waits for the accept
+        byte[] h = l.handle();
+        TransferException e = awaitFailure(() -> t.connect(0, h));
+        assertThat(e.code()).isEqualTo(TransferException.Code.BACKEND);
+        assertThat(e.getMessage()).contains("tcpx4j-testpeer-v7", "connect did not complete within 3000 ms",
+                "never accepted");
+        assertTimeoutPreemptively(HANG_GUARD, () -> t.closeListen(l), "closeListen hung");
+        TestPeers.Pair pair = TestPeers.Pair.connect(t);
+        roundTrip(t, pair.send(), pair.recv(), 4096);
+    }
+
+    @Test
+    void closingTheTransportWithSetupCallsBlockedInThePluginReturns() {
+        TcpxTransport t = open("v7-blocking", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+        Listener l = t.listen(0);
+        Listener other = t.listen(0);
+        assertThat(t.accept(l)).isNull();
+        assertThat(t.connect(0, other.handle())).isNull();
+        assertTimeoutPreemptively(HANG_GUARD, t::close, "close waited for blocked plugin calls");
+        assertThatThrownBy(() -> t.accept(l)).isInstanceOf(TransferException.class);
+    }
+
+    @Test
+    void aSendCommThatArrivesAfterItsCallerStoppedAskingIsClosedNotLeaked() throws InterruptedException {
+        TcpxTransport t = open("v7", Duration.ofMillis(200));
+        Listener l = t.listen(0);
+        assertThat(t.connect(0, l.handle())).isNull(); // the attempt starts; its caller never asks again
+        RecvComm recv = pollUntil(() -> t.accept(l), "accept");
+        Thread.sleep(600); // past the attempt's deadline and one more setupTimeout
+        assertThat(t.connect(0, t.listen(0).handle())).isNull(); // a later connect drops abandoned attempts
+        long dst = alloc(4096);
+        MemoryRegistration rr = t.register(recv, dst, 4096, PtrType.HOST);
+        NetRequest r = pollUntil(() -> t.irecv(recv, dst, 4096, 0, rr), "irecv");
+        TransferException e = awaitFailure(() -> {
+            assertThat(t.test(r)).as("nothing was sent").isFalse();
+            return null;
+        });
+        assertThat(e.code()).as("the unclaimed send comm was closed").isEqualTo(TransferException.Code.REMOTE_DISCONNECT);
+    }
+
+    private static TransferException awaitFailure(Supplier<Object> poll) {
+        long deadline = System.nanoTime() + HANG_GUARD.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                assertThat(poll.get()).as("no comm may appear").isNull();
+            } catch (TransferException e) {
+                return e;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("no failure");
+    }
+
+    // ---- checks due only when CUDA memory needs them
+
+    @Test
+    void aReceiveCommWithoutABounceBufferReceivesHostMemoryAndRefusesCudaReceives() {
+        LibC.setenv("TCPX4J_TESTPEER_NO_BOUNCE", "1");
+        TcpxTransport t;
+        TestPeers.Pair pair;
+        try {
+            t = open("v7", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+            pair = TestPeers.Pair.connect(t);
+        } finally {
+            LibC.unsetenv("TCPX4J_TESTPEER_NO_BOUNCE");
+        }
+        roundTrip(t, pair.send(), pair.recv(), 65536);
+        long buf = alloc(4096);
+        MemoryRegistration cuda = t.register(pair.recv(), buf, 4096, PtrType.CUDA);
+        assertThatThrownBy(() -> t.irecv(pair.recv(), buf, 4096, 0, cuda))
+                .isInstanceOfSatisfying(TransferException.class, e -> assertThat(e.code())
+                        .isEqualTo(TransferException.Code.BACKEND))
+                .hasMessageContaining("without a bounce buffer");
+    }
+
+    @Test
+    void cudaRegistrationOnADeviceWithoutAPciPathIsRefusedBeforeThePluginSeesIt() {
+        TcpxTransport t;
+        LibC.setenv("TCPX4J_TESTPEER_NO_PCI", "1");
+        try {
+            t = open("v7", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+            assertThat(t.properties(0).pciPath()).isEmpty();
+            TestPeers.Pair pair = TestPeers.Pair.connect(t);
+            long buf = alloc(4096);
+            long before = misuse("v7");
+            assertThatThrownBy(() -> t.register(pair.send(), buf, 4096, PtrType.CUDA))
+                    .isInstanceOfSatisfying(TransferException.class, e -> assertThat(e.code())
+                            .isEqualTo(TransferException.Code.NOT_SUPPORTED))
+                    .hasMessageContaining("no PCI path");
+            assertThat(misuse("v7")).as("the plugin's regMr was not called").isEqualTo(before);
+            t.deregister(pair.send(), t.register(pair.send(), buf, 4096, PtrType.HOST));
+        } finally {
+            LibC.unsetenv("TCPX4J_TESTPEER_NO_PCI");
+        }
+    }
+
+    // ---- optional table entries
+
+    @Test
+    void aV8TableWithNullIrecvConsumedAndGetDeviceMrIsUsed() {
+        NetPlugin p = NetPlugin.open(TestPeers.path("v8-nullopt"));
+        assertThat(p.version()).isEqualTo(NetPluginVersion.V8);
+        assertThat(p.has(NetSlot.IRECV_CONSUMED)).isFalse();
+        assertThat(p.has(NetSlot.GET_DEVICE_MR)).isFalse();
+        TcpxTransport t = open("v8-nullopt", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+        TestPeers.Pair pair = TestPeers.Pair.connect(t);
+        for (int i = 0; i < 40; i++) { // more receives than the 16 slots: each one's slot comes back
+            roundTrip(t, pair.send(), pair.recv(), 1000 + i);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"v7", "v7-blocking", "v8-nullopt"})
+    void connectionsComeUpOnEveryShapeOfPlugin(String variant) {
+        TcpxTransport t = open(variant, TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+        for (int i = 0; i < 3; i++) {
+            TestPeers.Pair pair = TestPeers.Pair.connect(t);
+            roundTrip(t, pair.send(), pair.recv(), 12345);
+        }
+    }
+
+    private void roundTrip(TcpxTransport t, SendComm send, RecvComm recv, int size) {
+        long src = alloc(size);
+        long dst = alloc(size);
+        byte[] data = new byte[size];
+        new java.util.Random(size).nextBytes(data);
+        NativeMemory.put(src, data, 0, size);
+        MemoryRegistration sr = t.register(send, src, size, PtrType.HOST);
+        MemoryRegistration rr = t.register(recv, dst, size, PtrType.HOST);
+        NetRequest r = pollUntil(() -> t.irecv(recv, dst, size, 0, rr), "irecv");
+        NetRequest s = pollUntil(() -> t.isend(send, src, size, 0, sr), "isend");
+        TestPeers.pump(t, s, r);
+        t.consumed(recv, r);
+        byte[] got = new byte[size];
+        NativeMemory.get(dst, got, 0, size);
+        assertThat(got).isEqualTo(data);
+        t.deregister(send, sr);
+        t.deregister(recv, rr);
+    }
+}
