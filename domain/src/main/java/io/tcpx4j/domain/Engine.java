@@ -24,12 +24,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The transfer engine: one per process or GPU. All protocol work happens in one progress agent,
  * {@link #doWork()}, either on a dedicated thread ({@link #start()}) or pumped by hand
- * ({@link #startManual()}, for deterministic tests). Application threads only validate and enqueue.
+ * ({@link #startManual()}, for deterministic tests). Application threads only validate and enqueue,
+ * and may lend their own thread to the agent with {@link #progress()} (hosts that poll for
+ * completion, like NIXL's {@code checkXfer}); duty cycles never overlap.
  *
  * <p>The engine composes its parts: a {@link RegionRegistry} of registered memory, a
  * {@link PeerDirectory} of peers and connections, and the sessions through which applications post.
@@ -46,6 +49,8 @@ public final class Engine implements TransferEngine {
     private static final int ACCEPTS_PER_POLL = 4;
     /** Longest a quiet agent blocks: bounds how late housekeeping (deregistration, redials) runs. */
     private static final long MAX_BLOCK_MILLIS = 100;
+    /** Most duty cycles one {@link #progress()} call runs, so a polling caller gets its thread back. */
+    private static final int MAX_INLINE_CYCLES = 16;
 
     private final EngineConfig config;
     private final NetTransport transport;
@@ -69,6 +74,9 @@ public final class Engine implements TransferEngine {
     private volatile AgentRunner runner;
     private Runnable stopWakes = () -> { };
     private volatile boolean closed;
+    private volatile boolean shutDown;
+    /** Held by whoever runs a duty cycle: the agent thread or a caller of progress(). */
+    private final AtomicBoolean cycling = new AtomicBoolean();
 
     public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
@@ -148,8 +156,7 @@ public final class Engine implements TransferEngine {
 
         @Override
         public void failed(Throwable e) {
-            LOG.log(System.Logger.Level.ERROR, "progress agent of " + config.name() + " failed", e);
-            directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
+            agentFailed(e);
         }
 
         @Override
@@ -182,7 +189,17 @@ public final class Engine implements TransferEngine {
         }
     }
 
+    private void agentFailed(Throwable e) {
+        LOG.log(System.Logger.Level.ERROR, "progress agent of " + config.name() + " failed", e);
+        directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
+    }
+
     private void shutdownOnAgent() {
+        while (!cycling.compareAndSet(false, true)) {
+            Thread.onSpinWait(); // a caller's duty cycle is finishing
+        }
+        shutDown = true;
+        cycling.set(false);
         stopWakes.run();
         commands.drainOnClose();
         directory.closeAll(new TransferException(Code.CANCELED, "engine " + config.name() + " closed"));
@@ -204,6 +221,45 @@ public final class Engine implements TransferEngine {
      * drives every connection. Returns the amount of work done (0 when idle).
      */
     public int doWork() {
+        if (shutDown || !cycling.compareAndSet(false, true)) {
+            return 0;
+        }
+        try {
+            return cycle();
+        } finally {
+            cycling.set(false);
+        }
+    }
+
+    /**
+     * Runs duty cycles on the calling thread while they find work (at most 16), unless another thread
+     * runs one right now; returns the work done. A host that polls for completion calls this from its
+     * loop, so its own thread moves the bytes even when the agent thread gets no CPU; the agent thread,
+     * if started, keeps serving whenever nobody calls. An error fails the connections, as on the agent.
+     */
+    public int progress() {
+        int total = 0;
+        for (int i = 0; i < MAX_INLINE_CYCLES; i++) {
+            int work;
+            try {
+                work = doWork();
+            } catch (RuntimeException | Error e) {
+                agentFailed(e);
+                return total + 1;
+            }
+            if (work == 0) {
+                break;
+            }
+            total += work;
+        }
+        if (total > 0) {
+            // what this call started may need the agent thread later: do not let it stay blocked
+            readiness.wake();
+        }
+        return total;
+    }
+
+    private int cycle() {
         dutyCycles++;
         int work = commands.runAll();
         if (closed && runner == null) {
