@@ -84,9 +84,18 @@ final class Node implements AutoCloseable {
         return kind;
     }
 
-    /** Allocates {@code bytes} of this node's memory kind (4 KiB aligned). */
+    /**
+     * Allocates {@code bytes} of this node's memory kind (4 KiB aligned).
+     *
+     * @throws Unavailable when the memory cannot be had (one line, exit 2)
+     */
     MemoryDescriptor allocate(long bytes) {
-        return memory.allocate(kind, bytes, 0);
+        try {
+            return memory.allocate(kind, bytes, 0);
+        } catch (OutOfMemoryError e) {
+            throw new Unavailable("cannot allocate " + Sizes.format(bytes) + " of " + kind + " (" + e.getMessage()
+                    + "): use smaller --block-sizes or --batch-sizes");
+        }
     }
 
     void free(MemoryDescriptor range) {
