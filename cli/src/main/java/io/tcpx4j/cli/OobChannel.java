@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Every read has a deadline: {@link #receive(Duration)} fails when no complete message arrives in
  * time, however the bytes trickle in. A side that is busy (queued, filling, verifying, measuring a
- * row) keeps the other side's deadline from expiring with {@link #startPings(Duration)}; receivers
+ * row) keeps the other side's deadline from expiring with {@link #startPings(Duration, Duration)}; receivers
  * skip pings.
  *
  * <p><b>Not thread-safe</b>, except {@link #send}, which pings share with the owner's thread, and
@@ -41,8 +41,15 @@ final class OobChannel implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    /** Times pings and watches for stuck writes; never writes itself, so it never blocks. */
     private static final ScheduledExecutorService PINGER = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "tcpx4j-oob-ping");
+        t.setDaemon(true);
+        return t;
+    });
+    /** Writes the pings: a peer that stops reading blocks one of these threads, not the others' pings. */
+    private static final java.util.concurrent.ExecutorService PING_WRITERS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "tcpx4j-oob-ping-write");
         t.setDaemon(true);
         return t;
     });
@@ -52,6 +59,8 @@ final class OobChannel implements AutoCloseable {
     private final OutputStream out;
     private final String remote;
     private volatile ScheduledFuture<?> pings;
+    /** {@link System#nanoTime()} when the write in progress began, 0 when none is. */
+    private volatile long sendingSince;
 
     OobChannel(Socket socket) throws IOException {
         this.socket = socket;
@@ -107,28 +116,42 @@ final class OobChannel implements AutoCloseable {
         byte[] line = JSON.writeValueAsBytes(m);
         byte[] framed = Arrays.copyOf(line, line.length + 1);
         framed[line.length] = '\n';
-        out.write(framed);
-        out.flush();
+        sendingSince = System.nanoTime() | 1;
+        try {
+            out.write(framed);
+            out.flush();
+        } finally {
+            sendingSince = 0;
+        }
     }
 
     /**
      * Sends a ping every {@code interval} until {@link #close()}, so that the peer's deadline measures
-     * whether this side is alive rather than how long its work takes. Idempotent.
+     * whether this side is alive rather than how long its work takes; and closes the connection when
+     * a write has been blocked for {@code writeTimeout} (a peer that stops reading), which fails the
+     * blocked writer instead of leaving it hanging. Idempotent.
      */
-    void startPings(Duration interval) {
+    void startPings(Duration interval, Duration writeTimeout) {
         if (pings != null) {
             return;
         }
         long ms = Math.max(1, interval.toMillis());
+        long stuck = writeTimeout.toNanos();
         pings = PINGER.scheduleWithFixedDelay(() -> {
-            try {
-                send(OobMessage.ping());
-            } catch (IOException e) {
-                ScheduledFuture<?> p = pings;
-                if (p != null) {
-                    p.cancel(false);
+            long since = sendingSince;
+            if (since != 0) {
+                if (System.nanoTime() - since > stuck) {
+                    close();
                 }
+                return;
             }
+            PING_WRITERS.execute(() -> {
+                try {
+                    send(OobMessage.ping());
+                } catch (IOException e) {
+                    close(); // the reader learns it from its next read
+                }
+            });
         }, ms, ms, TimeUnit.MILLISECONDS);
     }
 

@@ -43,7 +43,7 @@ final class OobClient implements TargetHandle {
     static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport,
                           Duration timeout, Duration pingInterval, PrintStream notices) throws IOException {
         channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport));
-        channel.startPings(pingInterval);
+        channel.startPings(pingInterval, timeout);
         OobMessage welcome = channel.expect("hello", "welcome", timeout, notices);
         if (welcome.name() == null || welcome.connInfo() == null || welcome.metadata() == null) {
             throw new IOException("incomplete welcome from bench target " + channel.remote());

@@ -176,7 +176,7 @@ final class TargetServer implements AutoCloseable {
                 c.send(OobMessage.error(refusal));
                 return;
             }
-            c.startPings(timeouts.pingInterval());
+            c.startPings(timeouts.pingInterval(), timeouts.timeout);
             if (!runLock.tryLock()) {
                 String now = running;
                 c.send(OobMessage.waiting("waiting for the current run" + (now != null ? " (" + now + ")" : "")
