@@ -71,6 +71,12 @@ final class Node implements AutoCloseable {
             engine = lifecycle.start();
         } catch (RuntimeException e) {
             lifecycle.stop();
+            if (e instanceof TransferException t && t.getCause() instanceof java.net.BindException b) {
+                // the engine's control listener takes any free port: name the host the user chose
+                throw new TransferException(t.code(), "the engine cannot listen on " + config.listenHost()
+                        + " (any free port; the host comes from --bind, else --listen or the route to --peer): "
+                        + b.getMessage(), t);
+            }
             throw e;
         }
         return new Node(engine, lifecycle, injector.getInstance(DeviceMemory.class), spec.memory());
