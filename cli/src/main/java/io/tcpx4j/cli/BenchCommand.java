@@ -1,5 +1,6 @@
 package io.tcpx4j.cli;
 
+import io.tcpx4j.api.MemoryKind;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -20,12 +21,14 @@ import java.util.concurrent.ThreadLocalRandom;
  * a two-host run.
  *
  * <p>Exit codes: 0 done, 1 a transfer or the run failed, 2 bad flags or a capability this build or
- * machine lacks, 3 {@code --check-consistency} found bytes that differ.
+ * machine lacks, 3 {@code --check-consistency} found bytes that differ, 130/143 stopped by SIGINT/SIGTERM
+ * (after printing the rows finished so far).
  */
 @Command(name = "bench", sortOptions = false, mixinStandardHelpOptions = true,
         description = {"Measures bandwidth and latency of READ or WRITE transfers per block size, like nixlbench.",
                 "Default: two engines in this JVM over the loopback transport, DRAM, WRITE, 4K..64M."},
-        footer = {"", "Exit codes: 0 ok, 1 run failed, 2 bad flags or not available, 3 consistency check failed."})
+        footer = {"", "Exit codes: 0 ok, 1 run failed, 2 bad flags or not available, 3 consistency check failed,",
+                "130 (SIGINT) or 143 (SIGTERM): stopped early; the rows finished so far are printed."})
 final class BenchCommand implements Callable<Integer> {
 
     static final int EXIT_MISMATCH = 3;
@@ -42,6 +45,9 @@ final class BenchCommand implements Callable<Integer> {
 
     @Mixin
     EngineOptions engine;
+
+    @Mixin
+    OobOptions oob;
 
     @Option(names = "--op", paramLabel = "read|write", defaultValue = "write",
             description = "write: the initiator pushes into the target; read: it pulls. Default: ${DEFAULT-VALUE}.")
@@ -91,6 +97,11 @@ final class BenchCommand implements Callable<Integer> {
     /** Set by tests: a progress bar to use instead of the console one. */
     Progress progressOverride;
 
+    /** The runner of the rows in progress, for {@link #interrupt}; null before and after. */
+    private volatile BenchRunner runner;
+    /** The exit code of the signal that stopped the run, or 0. */
+    private volatile int stoppedBy;
+
     BenchCommand(Io io) {
         this.io = io;
     }
@@ -103,6 +114,10 @@ final class BenchCommand implements Callable<Integer> {
         if (role == Role.TARGET) {
             return runTarget(settings);
         }
+        checkHostMemory(settings);
+        if (Main.ownsProcess) {
+            Signals.onInterrupt(this::interrupt);
+        }
         Progress progress = progressOverride != null ? progressOverride : Progress.forConsole(io.err());
         List<BenchRow> rows;
         if (role == Role.INITIATOR) {
@@ -110,8 +125,9 @@ final class BenchCommand implements Callable<Integer> {
         } else {
             rows = runEmbedded(settings, progress);
         }
+        int signal = stoppedBy;
         BenchReport report = new BenchReport(Main.version(), BenchReport.Settings.of(settings,
-                peer == null ? null : peer.toString()), rows);
+                peer == null ? null : peer.toString()), rows, signal != 0 ? Boolean.TRUE : null);
         if (json) {
             io.out().println(report.toJson());
         } else {
@@ -119,12 +135,65 @@ final class BenchCommand implements Callable<Integer> {
             io.out().print(report.toTable());
         }
         io.out().flush();
+        if (signal != 0) {
+            int all = settings.blockSizes().size() * settings.batchSizes().size();
+            io.err().println("tcpx4j: bench interrupted: " + rows.size() + " of " + all + " rows finished");
+            io.err().flush();
+            return signal;
+        }
         Long bad = report.mismatches();
         if (bad != null && bad > 0) {
             io.err().println("tcpx4j: consistency check FAILED: " + bad + " destination bytes differ from the source");
             return EXIT_MISMATCH;
         }
         return 0;
+    }
+
+    /**
+     * What SIGINT and SIGTERM do during a run: the first ends it after the transfer in progress (the
+     * rows finished so far are printed, then the command exits {@code exitCode}); a second one exits at
+     * once.
+     */
+    void interrupt(int exitCode) {
+        if (stoppedBy != 0) {
+            new Thread(() -> System.exit(exitCode), "tcpx4j-bench-exit").start();
+            return;
+        }
+        stoppedBy = exitCode;
+        BenchRunner r = runner;
+        if (r != null) {
+            r.stop();
+        }
+    }
+
+    /** DRAM runs: fails with one line (exit 2) before allocating more host memory than is available. */
+    private void checkHostMemory(BenchSettings s) {
+        if (s.memory() != MemoryKind.DRAM) {
+            return;
+        }
+        boolean embedded = role == null;
+        long need = embedded ? 2 * s.bufferBytes() : s.bufferBytes();
+        String what = "--block-sizes " + Sizes.format(s.blockSizes().stream().mapToLong(Long::longValue).max().orElse(0))
+                + " x --batch-sizes " + s.batchSizes().stream().mapToInt(Integer::intValue).max().orElse(0)
+                + (embedded ? " (both engines in this process)" : "");
+        String shortage = HostRam.shortage(need, engine.procfs, what);
+        if (shortage != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), shortage);
+        }
+    }
+
+    private List<BenchRow> run(BenchSettings s, Node initiator, TargetHandle handle, Progress progress)
+            throws InterruptedException {
+        BenchRunner r = new BenchRunner(s, initiator, handle, progress);
+        runner = r;
+        try {
+            if (stoppedBy != 0) {
+                r.stop();
+            }
+            return r.run();
+        } finally {
+            runner = null;
+        }
     }
 
     /** Validates flags and applies defaults. */
@@ -184,18 +253,19 @@ final class BenchCommand implements Callable<Integer> {
         try (Node target = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
              Node initiator = Node.start(engine.engineConfig("bench-initiator", bind), engine.spec(bind));
              TargetHandle handle = new TargetHandle.Local(target, s.bufferBytes())) {
-            return new BenchRunner(s, initiator, handle, progress).run();
+            return run(s, initiator, handle, progress);
         }
     }
 
     private List<BenchRow> runInitiator(BenchSettings s, Progress progress) throws IOException, InterruptedException {
-        try (OobChannel channel = OobChannel.connect(peer, Duration.ofSeconds(peerWait))) {
+        try (OobChannel channel = OobChannel.connect(peer, Duration.ofSeconds(peerWait), io.err())) {
             String bind = s.bindHost() != null ? s.bindHost() : channel.localAddress().getHostAddress();
             String name = "bench-initiator-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
             try (Node initiator = Node.start(engine.engineConfig(name, bind), engine.spec(bind));
                  TargetHandle handle = OobClient.open(channel, name, initiator.engine().connInfo(), s.bufferBytes(),
-                         s.memory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label())) {
-                return new BenchRunner(s, initiator, handle, progress).run();
+                         s.memory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label(),
+                         oob.timeout, oob.pingInterval(), io.err())) {
+                return run(s, initiator, handle, progress);
             }
         }
     }
@@ -203,8 +273,16 @@ final class BenchCommand implements Callable<Integer> {
     private int runTarget(BenchSettings s) throws IOException {
         HostPort at = listen != null ? listen : new HostPort("127.0.0.1", ServeCommand.DEFAULT_PORT);
         String bind = targetBind(s.bindHost(), at);
-        try (Node node = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
-             TargetServer server = new TargetServer(node, s.transport(), at, io.err())) {
+        // the listener first: a bad --listen is named as given, before an engine starts on its host
+        java.net.ServerSocket socket = TargetServer.bind(at);
+        Node node;
+        try {
+            node = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
+        } catch (RuntimeException | Error e) {
+            socket.close();
+            throw e;
+        }
+        try (node; TargetServer server = new TargetServer(node, s.transport(), socket, oob, engine.procfs, io.err())) {
             io.out().println("tcpx4j bench target: waiting for one initiator on " + HostPort.of(server.address()));
             io.out().flush();
             server.serve(1);

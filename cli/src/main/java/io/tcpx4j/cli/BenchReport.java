@@ -16,15 +16,22 @@ import java.util.Locale;
  * @param version  tcpx4j version
  * @param settings what ran
  * @param rows     one per (batch size, block size), in run order
+ * @param interrupted true when SIGINT or SIGTERM ended the run early ({@code rows} holds the rows
+ *                    finished by then), null otherwise
  */
-@JsonPropertyOrder({"tool", "version", "settings", "rows", "mismatches"})
+@JsonPropertyOrder({"tool", "version", "settings", "interrupted", "rows", "mismatches"})
 @JsonInclude(JsonInclude.Include.NON_NULL)
-record BenchReport(String version, Settings settings, List<BenchRow> rows) {
+record BenchReport(String version, Settings settings, List<BenchRow> rows, Boolean interrupted) {
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     BenchReport {
         rows = List.copyOf(rows);
+    }
+
+    /** A report of a run that was not interrupted. */
+    BenchReport(String version, Settings settings, List<BenchRow> rows) {
+        this(version, settings, rows, null);
     }
 
     /** The settings as reported (sizes in bytes, enums in lower case). */

@@ -29,6 +29,7 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 final class BenchRunner {
 
+    private static final System.Logger LOG = System.getLogger(BenchRunner.class.getName());
     /** A single transfer that takes longer than this fails the run. */
     static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(60);
 
@@ -38,6 +39,7 @@ final class BenchRunner {
     private final Progress progress;
     private final long runId = ThreadLocalRandom.current().nextLong();
     private byte[] lastNotification;
+    private volatile boolean stopRequested;
 
     BenchRunner(BenchSettings settings, Node initiator, TargetHandle target, Progress progress) {
         this.settings = settings;
@@ -46,7 +48,23 @@ final class BenchRunner {
         this.progress = progress;
     }
 
-    /** Runs every row and returns them in order. Throws {@link TransferException} if a transfer fails. */
+    /**
+     * Ends the run after the transfer in progress: the row in progress is dropped, {@link #run()}
+     * returns the rows finished so far. Callable from any thread (a signal handler).
+     */
+    void stop() {
+        stopRequested = true;
+    }
+
+    /** Whether {@link #stop()} was called. */
+    boolean stopped() {
+        return stopRequested;
+    }
+
+    /**
+     * Runs every row and returns them in order, or the rows finished before {@link #stop()}. Throws
+     * {@link TransferException} if a transfer fails.
+     */
     List<BenchRow> run() throws InterruptedException {
         initiator.engine().loadPeer(target.name(), target.connInfo());
         initiator.engine().loadRemoteMetadata(target.name(), target.metadata());
@@ -63,9 +81,17 @@ final class BenchRunner {
             progress.start(total);
             List<BenchRow> rows = new ArrayList<>();
             int rowIndex = 0;
+            int rowCount = settings.batchSizes().size() * settings.blockSizes().size();
+            rowLoop:
             for (int batch : settings.batchSizes()) {
                 for (long block : settings.blockSizes()) {
-                    rows.add(row(rowIndex++, block, batch, local, remote));
+                    BenchRow r = row(rowIndex++, block, batch, local, remote);
+                    if (r == null) {
+                        break rowLoop;
+                    }
+                    rows.add(r);
+                    LOG.log(System.Logger.Level.DEBUG, "bench row {0} of {1} done: {2} x {3}", rows.size(), rowCount,
+                            block, batch);
                 }
             }
             progress.finish();
@@ -80,6 +106,7 @@ final class BenchRunner {
         }
     }
 
+    /** One row, or null when stopped before it ended. */
     private BenchRow row(int index, long block, int batch, MemoryDescriptor local, MemoryDescriptor remote)
             throws InterruptedException {
         boolean write = settings.op() == BenchSettings.Op.WRITE;
@@ -103,6 +130,9 @@ final class BenchRunner {
         String label = Sizes.format(block) + " x " + batch;
         long weight = progressWeight(block, batch);
         for (int i = 0; i < warmup; i++) {
+            if (stopRequested) {
+                return null;
+            }
             transfer(write, localDescs, remoteDescs, null, null);
             progress.advance(weight, label);
         }
@@ -113,6 +143,9 @@ final class BenchRunner {
         byte[] landed = ("tcpx4j-bench " + Long.toHexString(runId) + " row " + index).getBytes(StandardCharsets.UTF_8);
         long start = System.nanoTime();
         for (int i = 0; i < iterations; i++) {
+            if (stopRequested) {
+                return null;
+            }
             transfer(write, localDescs, remoteDescs, i == iterations - 1 ? landed : null, times);
             prep += times[0];
             post += times[1];

@@ -37,6 +37,7 @@ record Check(String name, Status status, String detail, String fix, boolean bloc
         return new Check(name, Status.FAIL, detail, fix, blocking);
     }
 
+    @com.fasterxml.jackson.annotation.JsonIgnore
     boolean blocks() {
         return status == Status.FAIL && blocking;
     }

@@ -16,7 +16,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "doctor", sortOptions = false, mixinStandardHelpOptions = true,
         description = {"Checks this host for the selected transport and memory; prints each problem with its fix.",
-                "Read-only and fast: loads no native library."},
+                "Read-only. With the defaults it loads no native library; --transport tcpx loads the TCPX plugin"
+                        + " (its init in a child JVM first) and --mem vram initialises CUDA, to list what they find."},
         footer = {"", "Exit codes: 0 nothing blocks the selection, 1 something does, 2 bad flags."})
 final class DoctorCommand implements Callable<Integer> {
 
@@ -29,6 +30,9 @@ final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--mem", paramLabel = "dram|vram", defaultValue = "dram",
             description = "Memory to check for. Default: ${DEFAULT-VALUE}.")
     MemoryKind memory;
+
+    @Option(names = "--json", description = "Print one JSON document (selection, checks, result) on stdout, nothing else.")
+    boolean json;
 
     @Option(names = "--sysfs", paramLabel = "DIR", defaultValue = "/sys", hidden = true,
             description = "sysfs root (tests).")
@@ -43,9 +47,12 @@ final class DoctorCommand implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() {
+    public Integer call() throws java.io.IOException {
         Logs.configure(false);
         List<Check> checks = new Doctor(transport, memory, io.env(), sysfs, procfs).run();
+        if (json) {
+            return printJson(checks);
+        }
         io.out().println("tcpx4j doctor: --transport " + transport.label() + " --mem "
                 + memory.name().toLowerCase(Locale.ROOT));
         for (Check c : checks) {
@@ -64,6 +71,22 @@ final class DoctorCommand implements Callable<Integer> {
             io.out().println("result: ready for --transport " + transport.label() + " --mem "
                     + memory.name().toLowerCase(Locale.ROOT) + (warnings > 0 ? " (" + warnings + " warning(s))" : ""));
         }
+        io.out().flush();
+        return blocking > 0 ? 1 : 0;
+    }
+
+    private int printJson(List<Check> checks) throws java.io.IOException {
+        long blocking = checks.stream().filter(Check::blocks).count();
+        var doc = new java.util.LinkedHashMap<String, Object>();
+        doc.put("tool", "tcpx4j doctor");
+        doc.put("version", Main.version());
+        doc.put("transport", transport.label());
+        doc.put("mem", memory.name().toLowerCase(Locale.ROOT));
+        doc.put("ready", blocking == 0);
+        doc.put("blocking", blocking);
+        doc.put("checks", checks);
+        io.out().println(new com.fasterxml.jackson.databind.ObjectMapper()
+                .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
         io.out().flush();
         return blocking > 0 ? 1 : 0;
     }

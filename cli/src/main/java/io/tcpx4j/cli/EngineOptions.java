@@ -4,6 +4,7 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.domain.EngineConfig;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
 import java.time.Duration;
 
 /** Flags shared by {@code bench} and {@code serve}: what the local engine runs on. */
@@ -29,6 +30,10 @@ final class EngineOptions {
             description = "Interface of this engine's listeners (loopback transport). Default: 127.0.0.1 embedded;"
                     + " the --listen host on a target; the interface that reaches --peer on an initiator.")
     String bind;
+
+    @Option(names = "--procfs", paramLabel = "DIR", defaultValue = "/proc", hidden = true,
+            description = "procfs root, for the host memory check (tests).")
+    Path procfs;
 
     @Option(names = {"-v", "--verbose"}, description = "Log at FINE level on stderr (default: warnings only).")
     boolean verbose;

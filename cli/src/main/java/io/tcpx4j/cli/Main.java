@@ -19,6 +19,12 @@ public final class Main implements Runnable {
     static final int EXIT_FAILURE = 1;
     static final int EXIT_USAGE = 2;
 
+    /**
+     * True when this JVM runs one command and exits ({@link #main}): commands may then take over
+     * SIGINT and SIGTERM. Commands run in-process (tests) leave the signals alone.
+     */
+    static volatile boolean ownsProcess;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -29,6 +35,7 @@ public final class Main implements Runnable {
 
     public static void main(String[] args) {
         Logs.configure(false);
+        ownsProcess = true;
         System.exit(run(args, Io.system()));
     }
 

@@ -71,6 +71,12 @@ final class Node implements AutoCloseable {
             engine = lifecycle.start();
         } catch (RuntimeException e) {
             lifecycle.stop();
+            if (e instanceof TransferException t && t.getCause() instanceof java.net.BindException b) {
+                // the engine's control listener takes any free port: name the host the user chose
+                throw new TransferException(t.code(), "the engine cannot listen on " + config.listenHost()
+                        + " (any free port; the host comes from --bind, else --listen or the route to --peer): "
+                        + b.getMessage(), t);
+            }
             throw e;
         }
         return new Node(engine, lifecycle, injector.getInstance(DeviceMemory.class), spec.memory());
@@ -84,9 +90,18 @@ final class Node implements AutoCloseable {
         return kind;
     }
 
-    /** Allocates {@code bytes} of this node's memory kind (4 KiB aligned). */
+    /**
+     * Allocates {@code bytes} of this node's memory kind (4 KiB aligned).
+     *
+     * @throws Unavailable when the memory cannot be had (one line, exit 2)
+     */
     MemoryDescriptor allocate(long bytes) {
-        return memory.allocate(kind, bytes, 0);
+        try {
+            return memory.allocate(kind, bytes, 0);
+        } catch (OutOfMemoryError e) {
+            throw new Unavailable("cannot allocate " + Sizes.format(bytes) + " of " + kind + " (" + e.getMessage()
+                    + "): use smaller --block-sizes or --batch-sizes");
+        }
     }
 
     void free(MemoryDescriptor range) {

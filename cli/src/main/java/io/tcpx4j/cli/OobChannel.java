@@ -8,20 +8,31 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The out-of-band connection of a two-host run: plain TCP carrying one JSON {@link OobMessage} per
  * line. It exists because engines exchange conn-info and region metadata out of band by design; it
- * carries the target engine's connection secret, so listen only on a network you trust.
+ * carries the engines' conn-info, so listen only on a network you trust.
  *
- * <p><b>Not thread-safe</b>, except {@link #close()}, which may be called from any thread to unblock a
- * reader.
+ * <p>Every read has a deadline: {@link #receive(Duration)} fails when no complete message arrives in
+ * time, however the bytes trickle in. A side that is busy (queued, filling, verifying, measuring a
+ * row) keeps the other side's deadline from expiring with {@link #startPings(Duration, Duration)}; receivers
+ * skip pings.
+ *
+ * <p><b>Not thread-safe</b>, except {@link #send}, which pings share with the owner's thread, and
+ * {@link #close()}, which may be called from any thread to unblock a reader.
  */
 final class OobChannel implements AutoCloseable {
 
@@ -30,21 +41,43 @@ final class OobChannel implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+    /** Times pings and watches for stuck writes; never writes itself, so it never blocks. */
+    private static final ScheduledExecutorService PINGER = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "tcpx4j-oob-ping");
+        t.setDaemon(true);
+        return t;
+    });
+    /** Writes the pings: a peer that stops reading blocks one of these threads, not the others' pings. */
+    private static final java.util.concurrent.ExecutorService PING_WRITERS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "tcpx4j-oob-ping-write");
+        t.setDaemon(true);
+        return t;
+    });
 
     private final Socket socket;
     private final InputStream in;
     private final OutputStream out;
+    private final String remote;
+    private volatile ScheduledFuture<?> pings;
+    /** {@link System#nanoTime()} when the write in progress began, 0 when none is. */
+    private volatile long sendingSince;
 
     OobChannel(Socket socket) throws IOException {
         this.socket = socket;
         socket.setTcpNoDelay(true);
+        this.remote = String.valueOf(socket.getRemoteSocketAddress());
         this.in = new BufferedInputStream(socket.getInputStream());
         this.out = socket.getOutputStream();
     }
 
-    /** Connects to a target, retrying refused connections until {@code patience} has passed. */
-    static OobChannel connect(HostPort target, Duration patience) throws IOException, InterruptedException {
+    /**
+     * Connects to a target, retrying refused connections until {@code patience} has passed; says so
+     * once on {@code notices} when the first attempt is refused.
+     */
+    static OobChannel connect(HostPort target, Duration patience, PrintStream notices)
+            throws IOException, InterruptedException {
         long deadline = System.nanoTime() + patience.toNanos();
+        boolean told = false;
         while (true) {
             Socket s = new Socket();
             try {
@@ -55,6 +88,12 @@ final class OobChannel implements AutoCloseable {
                 if (System.nanoTime() - deadline > 0) {
                     throw new IOException("no bench target at " + target + " (" + e.getMessage() + "): start"
                             + " 'tcpx4j serve --listen " + target + "' there first", e);
+                }
+                if (!told && notices != null) {
+                    notices.println("tcpx4j: no bench target at " + target + " yet (" + e.getMessage()
+                            + "); retrying for up to " + patience.toSeconds() + " s (--peer-wait)");
+                    notices.flush();
+                    told = true;
                 }
                 Thread.sleep(200);
             } catch (IOException e) {
@@ -69,26 +108,88 @@ final class OobChannel implements AutoCloseable {
     }
 
     String remote() {
-        return String.valueOf(socket.getRemoteSocketAddress());
+        return remote;
     }
 
-    void send(OobMessage m) throws IOException {
+    /** Sends one message. Safe to call while pings run. */
+    synchronized void send(OobMessage m) throws IOException {
         byte[] line = JSON.writeValueAsBytes(m);
-        byte[] framed = new byte[line.length + 1];
-        System.arraycopy(line, 0, framed, 0, line.length);
+        byte[] framed = Arrays.copyOf(line, line.length + 1);
         framed[line.length] = '\n';
-        out.write(framed);
-        out.flush();
+        sendingSince = System.nanoTime() | 1;
+        try {
+            out.write(framed);
+            out.flush();
+        } finally {
+            sendingSince = 0;
+        }
     }
 
-    /** The next message; {@link EOFException} when the peer closed the connection. */
-    OobMessage receive() throws IOException {
+    /**
+     * Sends a ping every {@code interval} until {@link #close()}, so that the peer's deadline measures
+     * whether this side is alive rather than how long its work takes; and closes the connection when
+     * a write has been blocked for {@code writeTimeout} (a peer that stops reading), which fails the
+     * blocked writer instead of leaving it hanging. Idempotent.
+     */
+    void startPings(Duration interval, Duration writeTimeout) {
+        if (pings != null) {
+            return;
+        }
+        long ms = Math.max(1, interval.toMillis());
+        long stuck = writeTimeout.toNanos();
+        pings = PINGER.scheduleWithFixedDelay(() -> {
+            long since = sendingSince;
+            if (since != 0) {
+                if (System.nanoTime() - since > stuck) {
+                    close();
+                }
+                return;
+            }
+            PING_WRITERS.execute(() -> {
+                try {
+                    send(OobMessage.ping());
+                } catch (IOException e) {
+                    close(); // the reader learns it from its next read
+                }
+            });
+        }, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The next message other than a ping. Each message, pings included, must be complete within
+     * {@code within} of the previous one (or of this call).
+     *
+     * @throws EOFException           when the peer closed the connection
+     * @throws SocketTimeoutException when the peer sent no complete message in time
+     */
+    OobMessage receive(Duration within) throws IOException {
+        while (true) {
+            OobMessage m = receiveOne(System.nanoTime() + within.toNanos(), within);
+            if (!m.is("ping")) {
+                return m;
+            }
+        }
+    }
+
+    private OobMessage receiveOne(long deadline, Duration within) throws IOException {
         byte[] buf = new byte[256];
         int n = 0;
         while (true) {
-            int c = in.read();
+            if (in.available() == 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw timeout(within);
+                }
+                socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left))));
+            }
+            int c;
+            try {
+                c = in.read();
+            } catch (SocketTimeoutException e) {
+                throw timeout(within);
+            }
             if (c < 0) {
-                throw new EOFException("out-of-band connection to " + remote() + " closed");
+                throw new EOFException("out-of-band connection to " + remote + " closed");
             }
             if (c == '\n') {
                 break;
@@ -97,7 +198,7 @@ final class OobChannel implements AutoCloseable {
                 throw new IOException("out-of-band message longer than " + MAX_LINE + " bytes");
             }
             if (n == buf.length) {
-                buf = java.util.Arrays.copyOf(buf, Math.min(MAX_LINE, n * 2));
+                buf = Arrays.copyOf(buf, Math.min(MAX_LINE, n * 2));
             }
             buf[n++] = (byte) c;
         }
@@ -112,15 +213,44 @@ final class OobChannel implements AutoCloseable {
         }
     }
 
-    /** Sends {@code request} and returns the reply, which must be {@code expected}; an error reply throws. */
-    OobMessage call(OobMessage request, String expected) throws IOException {
+    private SocketTimeoutException timeout(Duration within) {
+        return new SocketTimeoutException(remote + " sent no complete message within " + Durations.format(within));
+    }
+
+    /**
+     * Sends {@code request} and returns the reply, which must be {@code expected}; an error reply
+     * throws, and so does silence for longer than {@code within}.
+     */
+    OobMessage call(OobMessage request, String expected, Duration within) throws IOException {
         send(request);
-        OobMessage reply = receive();
+        return expect(request.op(), expected, within, null);
+    }
+
+    /**
+     * Reads the reply to {@code requestOp}; see {@link #call}. With {@code waitNotices}, {@code wait}
+     * messages are printed there and the reply after them is returned.
+     */
+    OobMessage expect(String requestOp, String expected, Duration within, PrintStream waitNotices) throws IOException {
+        OobMessage reply;
+        try {
+            reply = receive(within);
+            while (waitNotices != null && reply.is("wait")) {
+                waitNotices.println("tcpx4j: bench target " + remote + ": " + reply.message());
+                waitNotices.flush();
+                reply = receive(within);
+            }
+        } catch (SocketTimeoutException e) {
+            throw new IOException("bench target " + remote + " did not answer '" + requestOp + "': nothing for "
+                    + Durations.format(within) + " (--oob-timeout); is it still running?", e);
+        } catch (EOFException e) {
+            throw new IOException("bench target " + remote + " closed the connection instead of answering '"
+                    + requestOp + "'", e);
+        }
         if (reply.is("error")) {
-            throw new IOException("bench target " + remote() + ": " + reply.message());
+            throw new IOException("bench target " + remote + ": " + reply.message());
         }
         if (!reply.is(expected)) {
-            throw new IOException("bench target " + remote() + " answered '" + reply.op() + "' to '" + request.op()
+            throw new IOException("bench target " + remote + " answered '" + reply.op() + "' to '" + requestOp
                     + "', expected '" + expected + "'");
         }
         return reply;
@@ -128,6 +258,10 @@ final class OobChannel implements AutoCloseable {
 
     @Override
     public void close() {
+        ScheduledFuture<?> p = pings;
+        if (p != null) {
+            p.cancel(false);
+        }
         try {
             socket.close();
         } catch (IOException ignored) {

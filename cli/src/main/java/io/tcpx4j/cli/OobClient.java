@@ -4,7 +4,9 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 
 /**
  * A target on another host, reached over an {@link OobChannel}: the initiator's half of the
@@ -19,23 +21,34 @@ final class OobClient implements TargetHandle {
     private final byte[] connInfo;
     private final byte[] metadata;
     private final MemoryDescriptor buffer;
+    private final Duration timeout;
 
-    private OobClient(OobChannel channel, OobMessage welcome) {
+    private OobClient(OobChannel channel, OobMessage welcome, Duration timeout) {
         this.channel = channel;
+        this.timeout = timeout;
         this.name = welcome.name();
         this.connInfo = welcome.connInfo();
         this.metadata = welcome.metadata();
         this.buffer = RegionMetadata.decode(metadata).region();
     }
 
-    /** Says hello with this initiator's engine details and the buffer it needs; reads the welcome. */
-    static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport)
-            throws IOException {
-        OobMessage welcome = channel.call(OobMessage.hello(name, connInfo, bytes, mem, transport), "welcome");
+    /**
+     * Says hello with this initiator's engine details and the buffer it needs, then keeps the
+     * connection alive with pings and reads the welcome. While the target serves another run it
+     * answers {@code wait} first: that line goes to {@code notices}, and the welcome comes when the
+     * run ends.
+     *
+     * @param timeout longest silence of the target (its pings count) before the run fails
+     */
+    static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport,
+                          Duration timeout, Duration pingInterval, PrintStream notices) throws IOException {
+        channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport));
+        channel.startPings(pingInterval, timeout);
+        OobMessage welcome = channel.expect("hello", "welcome", timeout, notices);
         if (welcome.name() == null || welcome.connInfo() == null || welcome.metadata() == null) {
             throw new IOException("incomplete welcome from bench target " + channel.remote());
         }
-        return new OobClient(channel, welcome);
+        return new OobClient(channel, welcome, timeout);
     }
 
     @Override
@@ -61,7 +74,7 @@ final class OobClient implements TargetHandle {
     @Override
     public void fill(long seed, long bytes) {
         try {
-            channel.call(OobMessage.fill(seed, bytes), "ok");
+            channel.call(OobMessage.fill(seed, bytes), "ok", timeout);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -70,7 +83,7 @@ final class OobClient implements TargetHandle {
     @Override
     public long verify(long seed, long bytes, byte[] landed) {
         try {
-            Long n = channel.call(OobMessage.verify(seed, bytes, landed), "verified").mismatches();
+            Long n = channel.call(OobMessage.verify(seed, bytes, landed), "verified", timeout).mismatches();
             if (n == null) {
                 throw new IOException("bench target " + channel.remote() + " sent no mismatch count");
             }
@@ -83,7 +96,7 @@ final class OobClient implements TargetHandle {
     @Override
     public void finish(byte[] last) {
         try {
-            channel.call(OobMessage.bye(last), "ok");
+            channel.call(OobMessage.bye(last), "ok", timeout);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -9,7 +9,9 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  *   <li>initiator: {@code hello}(version, name, connInfo, bytes, mem, transport),
  *       {@code fill}(seed, bytes), {@code verify}(seed, bytes, tag), {@code bye}(tag);</li>
  *   <li>target: {@code welcome}(version, name, connInfo, metadata), {@code ok},
- *       {@code verified}(mismatches), {@code error}(message).</li>
+ *       {@code verified}(mismatches), {@code error}(message), {@code wait}(message) while another run
+ *       is in progress (the welcome follows when it ends);</li>
+ *   <li>either side: {@code ping}, a keep-alive while it is busy; receivers skip it.</li>
  * </ul>
  * Byte arrays travel as base64.
  */
@@ -17,7 +19,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 record OobMessage(String op, Integer version, String name, byte[] connInfo, byte[] metadata, Long bytes, String mem,
                   String transport, Long seed, byte[] tag, Long mismatches, String message) {
 
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     static OobMessage hello(String name, byte[] connInfo, long bytes, String mem, String transport) {
         return new OobMessage("hello", VERSION, name, connInfo, null, bytes, mem, transport, null, null, null, null);
@@ -49,6 +51,14 @@ record OobMessage(String op, Integer version, String name, byte[] connInfo, byte
 
     static OobMessage error(String message) {
         return new OobMessage("error", null, null, null, null, null, null, null, null, null, null, message);
+    }
+
+    static OobMessage waiting(String message) {
+        return new OobMessage("wait", null, null, null, null, null, null, null, null, null, null, message);
+    }
+
+    static OobMessage ping() {
+        return new OobMessage("ping", null, null, null, null, null, null, null, null, null, null, null);
     }
 
     boolean is(String expected) {

@@ -20,7 +20,10 @@ import java.util.concurrent.TimeUnit;
  */
 @Command(name = "serve", sortOptions = false, mixinStandardHelpOptions = true,
         description = {"Serves two-host bench runs as their target until interrupted (Ctrl-C).",
-                "Initiators run: tcpx4j bench --role initiator --peer HOST:PORT"})
+                "Initiators run: tcpx4j bench --role initiator --peer HOST:PORT",
+                "Runs are served one at a time; an initiator that comes during a run is told to wait."},
+        footer = {"", "Exit codes: 0 stopped by SIGINT/SIGTERM, 1 cannot listen or the engine failed,"
+                + " 2 bad flags or not available."})
 final class ServeCommand implements Callable<Integer> {
 
     static final int DEFAULT_PORT = 7117;
@@ -35,6 +38,9 @@ final class ServeCommand implements Callable<Integer> {
 
     @Mixin
     EngineOptions engine;
+
+    @Mixin
+    OobOptions oob;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT", converter = HostPort.Converter.class,
             defaultValue = "127.0.0.1:" + DEFAULT_PORT,
@@ -59,8 +65,10 @@ final class ServeCommand implements Callable<Integer> {
         Backends.checkAvailable(engine.transport, engine.memory);
         String bind = BenchCommand.targetBind(engine.bind, listen);
         Thread hook = new Thread(this::shutdown, "tcpx4j-serve-shutdown");
-        try (Node node = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
-             TargetServer s = new TargetServer(node, engine.transport, listen, io.err())) {
+        // the listener first: a bad --listen is named as given, before an engine starts on its host
+        java.net.ServerSocket socket = TargetServer.bind(listen);
+        try (Node node = startNode(socket, bind);
+             TargetServer s = new TargetServer(node, engine.transport, socket, oob, engine.procfs, io.err())) {
             server = s;
             if (installSignalHandlers) {
                 Runtime.getRuntime().addShutdownHook(hook);
@@ -86,6 +94,15 @@ final class ServeCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private Node startNode(java.net.ServerSocket socket, String bind) throws java.io.IOException {
+        try {
+            return Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
+        } catch (RuntimeException | Error e) {
+            socket.close();
+            throw e;
+        }
     }
 
     /**

@@ -14,11 +14,19 @@ final class Signals {
     }
 
     /** Runs {@code action} on SIGINT and SIGTERM instead of exiting. */
-    @SuppressWarnings("removal")
     static void onInterrupt(Runnable action) {
+        onInterrupt(exitCode -> action.run());
+    }
+
+    /**
+     * Runs {@code action} on SIGINT and SIGTERM instead of exiting, with the exit code the signal
+     * would have given (128 + its number: 130 for SIGINT, 143 for SIGTERM).
+     */
+    @SuppressWarnings("removal")
+    static void onInterrupt(java.util.function.IntConsumer action) {
         for (String name : new String[] {"INT", "TERM"}) {
             try {
-                sun.misc.Signal.handle(new sun.misc.Signal(name), sig -> action.run());
+                sun.misc.Signal.handle(new sun.misc.Signal(name), sig -> action.accept(128 + sig.getNumber()));
             } catch (RuntimeException | LinkageError e) {
                 LOG.log(System.Logger.Level.DEBUG, "cannot handle SIG" + name + ": " + e);
             }

@@ -3,15 +3,31 @@ package io.tcpx4j.cli;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The target of two-host bench runs: accepts initiators on the out-of-band port and serves their runs
- * one at a time (others wait in the listen backlog), each with its own registered buffer on one
- * long-lived engine. Used by {@code bench --role target} (one run) and {@code serve} (until closed).
+ * one at a time, each with its own registered buffer on one long-lived engine. Used by
+ * {@code bench --role target} (one run) and {@code serve} (until closed).
+ *
+ * <p>Every connection gets its own thread, so a client that sends nothing (or one byte at a time)
+ * never holds up others: its hello must be complete within the hello timeout or it is dropped. A
+ * valid hello that arrives during a run is told {@code wait} and queued (first come, first served);
+ * queued and running sides exchange keep-alives, and a run whose initiator falls silent for the
+ * out-of-band timeout ends.
  *
  * <p>Thread-safe for {@link #close()}, which any thread (a signal handler) may call to stop serving;
  * {@link #serve(int)} runs on one thread.
@@ -21,27 +37,56 @@ final class TargetServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(TargetServer.class.getName());
     /** Largest buffer an initiator may ask for. */
     static final long MAX_BUFFER = 64L << 30;
+    /** Connections open at once (running, queued or saying hello); more are refused. */
+    static final int MAX_CONNECTIONS = 32;
 
     private final Node node;
     private final TransportKind transport;
     private final ServerSocket server;
+    private final OobOptions timeouts;
+    private final Path procfs;
     private final PrintStream log;
-    private volatile OobChannel current;
+    private final ExecutorService handlers = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "tcpx4j-oob-client");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Set<OobChannel> open = ConcurrentHashMap.newKeySet();
+    private final ReentrantLock runLock = new ReentrantLock(true);
+    private final AtomicInteger ended = new AtomicInteger();
+    private volatile int maxRuns;
+    private volatile String running;
     private volatile boolean closed;
 
     /**
-     * Binds the out-of-band listener. The node stays owned by the caller.
+     * Serves on {@code server} (from {@link #bind}), which it then owns. The node stays owned by the
+     * caller.
      *
      * @param log where one line per run goes (stderr in the CLI)
      */
-    TargetServer(Node node, TransportKind transport, HostPort listen, PrintStream log) throws IOException {
+    TargetServer(Node node, TransportKind transport, ServerSocket server, OobOptions timeouts, Path procfs,
+                 PrintStream log) {
         this.node = node;
         this.transport = transport;
+        this.server = server;
+        this.timeouts = timeouts;
+        this.procfs = procfs;
         this.log = log;
+    }
+
+    /** Binds the out-of-band listener; a failure names the address. */
+    static ServerSocket bind(HostPort listen) throws IOException {
         ServerSocket s = new ServerSocket();
-        s.setReuseAddress(true);
-        s.bind(new InetSocketAddress(listen.host(), listen.port()), 16);
-        this.server = s;
+        try {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(listen.host(), listen.port()), 16);
+            return s;
+        } catch (IOException e) {
+            s.close();
+            String hint = e instanceof BindException && String.valueOf(e.getMessage()).contains("in use")
+                    ? " (another tcpx4j serve? pick another port)" : "";
+            throw new IOException("cannot listen on " + listen + ": " + e.getMessage() + hint, e);
+        }
     }
 
     /** Where initiators connect ({@code --peer}). */
@@ -50,14 +95,15 @@ final class TargetServer implements AutoCloseable {
     }
 
     /**
-     * Serves runs until {@code maxRuns} have ended (0 = no limit) or {@link #close()} is called.
-     * A run that fails is logged and ends; serving goes on.
+     * Serves runs until {@code maxRuns} have ended (0 = no limit) or {@link #close()} is called, then
+     * waits for the run in progress to release its buffer. A run that fails is logged and ends;
+     * serving goes on.
      *
      * @return the number of runs that ended, well or not
      */
     int serve(int maxRuns) {
-        int runs = 0;
-        while (!closed && (maxRuns <= 0 || runs < maxRuns)) {
+        this.maxRuns = maxRuns;
+        while (!closed) {
             Socket s;
             try {
                 s = server.accept();
@@ -68,31 +114,106 @@ final class TargetServer implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "accept failed: {0}", e.getMessage());
                 continue;
             }
-            try (OobChannel c = new OobChannel(s)) {
-                current = c;
-                if (closed) {
-                    break;
-                }
-                serveOne(c);
+            OobChannel c;
+            try {
+                c = new OobChannel(s);
             } catch (IOException e) {
-                if (!closed) {
-                    log.println("tcpx4j: run from " + s.getRemoteSocketAddress() + " failed: " + e.getMessage());
-                }
-            } finally {
-                current = null;
+                closeQuietly(s);
+                continue;
             }
-            runs++;
+            if (open.size() >= MAX_CONNECTIONS) {
+                refuseBusy(c);
+                continue;
+            }
+            open.add(c);
+            if (closed) {
+                c.close();
+                break;
+            }
+            handlers.execute(() -> handle(c));
         }
-        return runs;
+        close();
+        handlers.shutdownNow();
+        try {
+            if (!handlers.awaitTermination(30, TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "a run did not end within 30 s of stopping");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return ended.get();
     }
 
-    private void serveOne(OobChannel c) throws IOException {
-        OobMessage hello = c.receive();
-        String refusal = refusal(hello);
-        if (refusal != null) {
-            c.send(OobMessage.error(refusal));
-            throw new IOException(refusal);
+    private void refuseBusy(OobChannel c) {
+        try (c) {
+            c.send(OobMessage.error("this target has " + MAX_CONNECTIONS + " initiators connected; try again later"));
+        } catch (IOException ignored) {
+            // the client learns from the closed connection
         }
+    }
+
+    /** One connection: its hello (bounded), a place in the queue, then its run. */
+    private void handle(OobChannel c) {
+        try (c) {
+            OobMessage hello;
+            try {
+                hello = c.receive(timeouts.helloTimeout);
+            } catch (SocketTimeoutException e) {
+                if (!closed) {
+                    log.println("tcpx4j: dropped " + c.remote() + ": no complete hello within "
+                            + Durations.format(timeouts.helloTimeout));
+                }
+                return;
+            } catch (IOException e) {
+                if (!closed) {
+                    log.println("tcpx4j: dropped " + c.remote() + " before its hello: " + e.getMessage());
+                }
+                return;
+            }
+            String refusal = refusal(hello);
+            if (refusal != null) {
+                log.println("tcpx4j: refused " + c.remote() + ": " + refusal);
+                c.send(OobMessage.error(refusal));
+                return;
+            }
+            c.startPings(timeouts.pingInterval(), timeouts.timeout);
+            if (!runLock.tryLock()) {
+                String now = running;
+                c.send(OobMessage.waiting("waiting for the current run" + (now != null ? " (" + now + ")" : "")
+                        + " to finish"));
+                log.println("tcpx4j: " + hello.name() + " at " + c.remote() + " waits for the current run");
+                runLock.lockInterruptibly();
+            }
+            try {
+                if (closed) {
+                    return;
+                }
+                running = "from " + hello.name() + " at " + c.remote();
+                serveOne(c, hello);
+            } catch (IOException e) {
+                if (!closed) {
+                    log.println("tcpx4j: run from " + c.remote() + " failed: " + e.getMessage());
+                }
+            } finally {
+                running = null;
+                int n = ended.incrementAndGet();
+                runLock.unlock();
+                if (maxRuns > 0 && n >= maxRuns) {
+                    close();
+                }
+            }
+        } catch (IOException e) {
+            if (!closed) {
+                log.println("tcpx4j: connection from " + c.remote() + " failed: " + e.getMessage());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // stopping
+        } finally {
+            open.remove(c);
+        }
+    }
+
+    private void serveOne(OobChannel c, OobMessage hello) throws IOException {
         log.println("tcpx4j: run from " + hello.name() + " at " + c.remote() + ": " + hello.bytes() + "-byte buffer");
         try (TargetSide side = new TargetSide(node, hello.bytes())) {
             node.engine().loadPeer(hello.name(), hello.connInfo());
@@ -100,9 +221,12 @@ final class TargetServer implements AutoCloseable {
             while (true) {
                 OobMessage m;
                 try {
-                    m = c.receive();
+                    m = c.receive(timeouts.timeout);
                 } catch (EOFException e) {
                     throw new IOException("initiator left before the end of its run");
+                } catch (SocketTimeoutException e) {
+                    throw new IOException("initiator sent nothing for " + Durations.format(timeouts.timeout)
+                            + " (--oob-timeout); ending its run");
                 }
                 try {
                     switch (m.op()) {
@@ -151,6 +275,12 @@ final class TargetServer implements AutoCloseable {
         if (hello.transport() != null && !hello.transport().equals(transport.label())) {
             return "this target runs --transport " + transport.label() + ", the initiator --transport " + hello.transport();
         }
+        if (node.kind() == io.tcpx4j.api.MemoryKind.DRAM) {
+            String shortage = HostRam.shortage(hello.bytes(), procfs, "a buffer of " + Sizes.format(hello.bytes()));
+            if (shortage != null) {
+                return shortage + " on the target";
+            }
+        }
         return null;
     }
 
@@ -161,7 +291,15 @@ final class TargetServer implements AutoCloseable {
         return bytes;
     }
 
-    /** Stops serving: closes the listener and the connection of the run in progress. Idempotent. */
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // nothing to release
+        }
+    }
+
+    /** Stops serving: closes the listener and every connection, the running one included. Idempotent. */
     @Override
     public void close() {
         closed = true;
@@ -170,8 +308,7 @@ final class TargetServer implements AutoCloseable {
         } catch (IOException ignored) {
             // closing anyway
         }
-        OobChannel c = current;
-        if (c != null) {
+        for (OobChannel c : open) {
             c.close();
         }
     }
@@ -179,5 +316,4 @@ final class TargetServer implements AutoCloseable {
     boolean isClosed() {
         return closed;
     }
-
 }

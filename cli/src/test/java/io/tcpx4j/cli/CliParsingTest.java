@@ -141,4 +141,34 @@ class CliParsingTest {
         assertThat(version.exit()).isZero();
         assertThat(version.out()).startsWith("tcpx4j ");
     }
+
+    @Test
+    void aBlockSizeBeyondTheHostsMemoryFailsInOneLineBeforeAllocating(@org.junit.jupiter.api.io.TempDir java.nio.file.Path proc)
+            throws Exception {
+        java.nio.file.Files.writeString(proc.resolve("meminfo"), "MemTotal: 16777216 kB\nMemAvailable: 8388608 kB\n");
+        Cli.Result r = Cli.run("bench", "--block-sizes", "64G", "--procfs", proc.toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.errLines()).containsExactly("tcpx4j: --block-sizes 64G x --batch-sizes 1 (both engines in this process)"
+                + " needs 128.0 GiB of host memory; this host has 8.0 GiB available (see 'tcpx4j bench --help')");
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void serveAndBenchHelpListExitCodesAndTheDeadlineFlags() {
+        Cli.Result serve = Cli.run("serve", "--help");
+        assertThat(serve.exit()).isZero();
+        assertThat(serve.out().replaceAll("\\s+", " ")).contains("Exit codes: 0 stopped by SIGINT/SIGTERM, 1 cannot listen")
+                .contains("--oob-timeout").contains("--hello-timeout");
+        Cli.Result bench = Cli.run("bench", "--help");
+        assertThat(bench.out().replaceAll("\\s+", " ")).contains("130 (SIGINT) or 143 (SIGTERM)").contains("--oob-timeout");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "-1s", "soon", "10h"})
+    void aBadTimeoutIsOneLineAndExitTwo(String value) {
+        Cli.Result r = Cli.run("serve", "--oob-timeout", value);
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.errLines()).hasSize(1);
+        assertThat(r.err()).contains("--oob-timeout");
+    }
 }

@@ -173,4 +173,31 @@ class DoctorTest {
         Doctor d = new Doctor(TransportKind.LOOPBACK, io.tcpx4j.api.MemoryKind.DRAM, Map.of(), tmp, tmp);
         assertThat(d.run()).noneMatch(c -> c.blocks() && !c.name().equals("loopback"));
     }
+
+    @Test
+    void jsonHasEveryCheckAndTheResult() throws IOException {
+        Cli.Result r = Cli.run(Map.of(), "doctor", "--json", "--transport", "tcpx", "--sysfs", sysfs().toString(),
+                "--procfs", tmp.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        var doc = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
+        assertThat(doc.get("tool").asText()).isEqualTo("tcpx4j doctor");
+        assertThat(doc.get("transport").asText()).isEqualTo("tcpx");
+        assertThat(doc.get("ready").asBoolean()).isFalse();
+        assertThat(doc.get("blocking").asInt()).isPositive();
+        var names = new java.util.ArrayList<String>();
+        for (var c : doc.get("checks")) {
+            names.add(c.get("name").asText());
+            assertThat(c.get("status").asText()).isIn("OK", "INFO", "WARN", "FAIL");
+            assertThat(c.has("blocking")).isTrue();
+        }
+        assertThat(names).contains("java", "loopback", "tcpx", "cuda", "nccl-env", "pci");
+        assertThat(doc.get("checks").findValuesAsText("fix")).anyMatch(f -> f.contains("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"));
+    }
+
+    @Test
+    void helpSaysWhichSelectionsLoadNativeLibraries() {
+        Cli.Result r = Cli.run("doctor", "--help");
+        assertThat(r.out().replaceAll("\\s+", " ")).contains("--transport tcpx loads the TCPX plugin").contains("--mem vram initialises CUDA")
+                .doesNotContain("Read-only and fast: loads no native library.");
+    }
 }

@@ -22,8 +22,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Timeout(120)
 class TwoHostTest {
 
+    private static final java.time.Duration T = java.time.Duration.ofSeconds(10);
+    private static final java.time.Duration P = java.time.Duration.ofSeconds(1);
+
     /** A serve command started on a thread, stopped the way SIGINT stops it. */
-    private static final class Served implements AutoCloseable {
+    static final class Served implements AutoCloseable {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
         final ServeCommand serve;
@@ -118,16 +121,16 @@ class TwoHostTest {
     @Test
     void aMismatchedOrMalformedHelloIsRefusedWithItsReason() throws Exception {
         try (Served s = new Served()) {
-            try (OobChannel c = OobChannel.connect(s.serve.address(), java.time.Duration.ofSeconds(5))) {
-                assertThatThrownBy(() -> OobClient.open(c, "x", new byte[] {1}, 4096, "dram", "tcpx"))
+            try (OobChannel c = OobChannel.connect(s.serve.address(), java.time.Duration.ofSeconds(5), null)) {
+                assertThatThrownBy(() -> OobClient.open(c, "x", new byte[] {1}, 4096, "dram", "tcpx", T, P, null))
                         .hasMessageContaining("this target runs --transport loopback, the initiator --transport tcpx");
             }
-            try (OobChannel c = OobChannel.connect(s.serve.address(), java.time.Duration.ofSeconds(5))) {
-                assertThatThrownBy(() -> OobClient.open(c, "x", new byte[] {1}, TargetServer.MAX_BUFFER + 1, "dram", "loopback"))
+            try (OobChannel c = OobChannel.connect(s.serve.address(), java.time.Duration.ofSeconds(5), null)) {
+                assertThatThrownBy(() -> OobClient.open(c, "x", new byte[] {1}, TargetServer.MAX_BUFFER + 1, "dram", "loopback", T, P, null))
                         .hasMessageContaining("buffer of");
             }
-            try (OobChannel c = OobChannel.connect(s.serve.address(), java.time.Duration.ofSeconds(5))) {
-                assertThatThrownBy(() -> c.call(OobMessage.ok(), "welcome")).hasMessageContaining("expected hello");
+            try (OobChannel c = OobChannel.connect(s.serve.address(), java.time.Duration.ofSeconds(5), null)) {
+                assertThatThrownBy(() -> c.call(OobMessage.ok(), "welcome", T)).hasMessageContaining("expected hello");
             }
             // the server is still serving
             Cli.Result r = Cli.run("bench", "--role", "initiator", "--peer", s.peer(), "--block-sizes", "4K",
@@ -147,6 +150,9 @@ class TwoHostTest {
         Cli.Result r = Cli.run("bench", "--role", "initiator", "--peer", "127.0.0.1:" + port, "--peer-wait", "1",
                 "--block-sizes", "4K");
         assertThat(r.exit()).isEqualTo(1);
-        assertThat(r.err()).contains("no bench target at 127.0.0.1:" + port);
+        assertThat(r.err()).contains("no bench target at 127.0.0.1:" + port + " yet")
+                .contains("retrying for up to 1 s (--peer-wait)");
+        assertThat(r.errLines()).hasSize(2);
+        assertThat(r.errLines()[1]).contains("no bench target at 127.0.0.1:" + port + " (");
     }
 }

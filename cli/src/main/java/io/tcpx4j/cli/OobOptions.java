@@ -1,0 +1,31 @@
+package io.tcpx4j.cli;
+
+import picocli.CommandLine.Option;
+
+import java.time.Duration;
+
+/** Deadlines of the out-of-band connection, shared by {@code bench} (two-host roles) and {@code serve}. */
+final class OobOptions {
+
+    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    static final Duration DEFAULT_HELLO_TIMEOUT = Duration.ofSeconds(10);
+    /** Longest gap between a busy side's keep-alives. */
+    private static final Duration MAX_PING_INTERVAL = Duration.ofSeconds(1);
+
+    @Option(names = "--oob-timeout", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Converter.class,
+            description = "Two-host runs: how long either side waits for the other's next out-of-band message"
+                    + " (a busy side sends a keep-alive every second); silence this long fails the run."
+                    + " 500ms, 30s, 2m or seconds. Default: ${DEFAULT-VALUE}.")
+    Duration timeout = DEFAULT_TIMEOUT;
+
+    @Option(names = "--hello-timeout", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.Converter.class,
+            description = "Target: how long a new connection may take to send its complete hello before it is"
+                    + " dropped. Default: ${DEFAULT-VALUE}.")
+    Duration helloTimeout = DEFAULT_HELLO_TIMEOUT;
+
+    /** Keep-alive interval: a quarter of the timeout, at most one second. */
+    Duration pingInterval() {
+        Duration quarter = timeout.dividedBy(4);
+        return quarter.compareTo(MAX_PING_INTERVAL) < 0 ? quarter : MAX_PING_INTERVAL;
+    }
+}

@@ -1,0 +1,171 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.EngineConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The out-of-band protocol against clients and targets that misbehave: silent, slow (one byte at a
+ * time), vanishing or frozen. Real sockets on 127.0.0.1; deadlines of a second or less.
+ */
+@Timeout(60)
+class OobDeadlineTest {
+
+    private static final Duration T = Duration.ofSeconds(10);
+    private static final Duration P = Duration.ofMillis(200);
+
+    private static Cli.Result quickRun(String peer, String... more) {
+        String[] base = {"bench", "--role", "initiator", "--peer", peer, "--block-sizes", "4K", "--iterations", "2",
+                "--warmup", "0"};
+        String[] all = new String[base.length + more.length];
+        System.arraycopy(base, 0, all, 0, base.length);
+        System.arraycopy(more, 0, all, base.length, more.length);
+        return Cli.run(all);
+    }
+
+    /** Reads until EOF; returns how long that took. Fails if the server keeps the socket open 10 s. */
+    private static long millisUntilClosed(Socket s) throws IOException {
+        long t0 = System.nanoTime();
+        s.setSoTimeout(10_000);
+        InputStream in = s.getInputStream();
+        try {
+            while (in.read() >= 0) {
+                // an error line may come first
+            }
+        } catch (java.net.SocketException reset) {
+            // closed by the server while we wrote: same outcome
+        }
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    }
+
+    private static String err(TwoHostTest.Served s) {
+        return s.err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aSilentClientIsDroppedAndNeverHoldsUpARun() throws Exception {
+        try (TwoHostTest.Served s = new TwoHostTest.Served("--hello-timeout", "500ms");
+             Socket silent = new Socket(s.serve.address().host(), s.serve.address().port())) {
+            Cli.Result r = quickRun(s.peer());
+            assertThat(r.exit()).as(r.err()).isZero();
+            millisUntilClosed(silent);
+            assertThat(err(s)).contains("dropped " + silent.getLocalSocketAddress()
+                    + ": no complete hello within 500 ms");
+        }
+    }
+
+    @Test
+    void aSlowLorisClientIsDroppedAtTheHelloDeadline() throws Exception {
+        try (TwoHostTest.Served s = new TwoHostTest.Served("--hello-timeout", "500ms");
+             Socket slow = new Socket(s.serve.address().host(), s.serve.address().port())) {
+            byte[] hello = "{\"op\":\"hello\",\"version\":2,\"name\":\"slow\",\"connInfo\":\"AQ==\",\"bytes\":4096}\n"
+                    .getBytes(StandardCharsets.UTF_8);
+            CompletableFuture<Integer> sent = CompletableFuture.supplyAsync(() -> {
+                int n = 0;
+                try {
+                    OutputStream out = slow.getOutputStream();
+                    for (byte b : hello) {
+                        out.write(b);
+                        out.flush();
+                        n++;
+                        Thread.sleep(50);
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // the server closed the connection
+                }
+                return n;
+            });
+            Cli.Result r = quickRun(s.peer());
+            assertThat(r.exit()).as(r.err()).isZero();
+            millisUntilClosed(slow);
+            assertThat(err(s)).contains("no complete hello within 500 ms");
+            assertThat(sent.get(20, TimeUnit.SECONDS)).isLessThan(hello.length);
+        }
+    }
+
+    @Test
+    void aClientThatVanishesMidRunEndsOnlyItsRun() throws Exception {
+        try (TwoHostTest.Served s = new TwoHostTest.Served();
+             Node vanisher = Node.start(EngineConfig.defaults("vanisher").withListen("127.0.0.1", 0),
+                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"))) {
+            OobChannel c = OobChannel.connect(s.serve.address(), T, null);
+            OobClient.open(c, "vanisher", vanisher.engine().connInfo(), 4096, "dram", "loopback", T, P, null);
+            c.close();
+            Cli.Result r = quickRun(s.peer());
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(err(s)).contains("failed: initiator left before the end of its run");
+        }
+    }
+
+    @Test
+    void aFrozenInitiatorLosesItsRunAtTheDeadlineAndTheQueuedOneIsToldToWait() throws Exception {
+        try (TwoHostTest.Served s = new TwoHostTest.Served("--oob-timeout", "1s");
+             Node frozen = Node.start(EngineConfig.defaults("frozen").withListen("127.0.0.1", 0),
+                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"));
+             OobChannel c = OobChannel.connect(s.serve.address(), T, null)) {
+            // a hello, then nothing: no pings, as from a stopped process
+            c.send(OobMessage.hello("frozen", frozen.engine().connInfo(), 4096, "dram", "loopback"));
+            c.expect("hello", "welcome", T, null);
+            Cli.Result r = quickRun(s.peer(), "--oob-timeout", "5s");
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.err()).contains("waiting for the current run (from frozen at ");
+            assertThat(err(s)).contains("initiator sent nothing for 1 s (--oob-timeout); ending its run");
+        }
+    }
+
+    @Test
+    void anInitiatorFailsInOneLineWhenTheTargetFallsSilent() throws Exception {
+        try (ServerSocket silentTarget = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            CompletableFuture<Socket> accepted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return silentTarget.accept();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            Cli.Result r = quickRun("127.0.0.1:" + silentTarget.getLocalPort(), "--oob-timeout", "500ms");
+            accepted.get(10, TimeUnit.SECONDS).close();
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.errLines()).hasSize(1);
+            assertThat(r.err()).contains("did not answer 'hello': nothing for 500 ms (--oob-timeout)");
+        }
+    }
+
+    @Test
+    void aListenAddressInUseIsNamedAsGiven() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            String at = "127.0.0.1:" + taken.getLocalPort();
+            Cli.Result r = Cli.run("serve", "--listen", at);
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.errLines()).hasSize(1);
+            assertThat(r.err()).contains("cannot listen on " + at + ": ").contains("in use");
+        }
+    }
+
+    @Test
+    void aTargetRefusesABufferLargerThanItsFreeHostMemory(@org.junit.jupiter.api.io.TempDir java.nio.file.Path proc)
+            throws Exception {
+        java.nio.file.Files.writeString(proc.resolve("meminfo"), "MemTotal: 1048576 kB\nMemAvailable: 524288 kB\n");
+        try (TwoHostTest.Served s = new TwoHostTest.Served("--procfs", proc.toString())) {
+            Cli.Result r = Cli.run("bench", "--role", "initiator", "--peer", s.peer(), "--block-sizes", "1G",
+                    "--iterations", "1", "--warmup", "0");
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.err()).contains("a buffer of 1G needs 1.0 GiB of host memory; this host has 0.5 GiB"
+                    + " available on the target");
+            assertThat(quickRun(s.peer()).exit()).isZero();
+        }
+    }
+}
