@@ -86,7 +86,7 @@ final class NixlInstallCommand implements Callable<Integer> {
         Files.deleteIfExists(log);
 
         step("building the Java side (" + String.join(", ", MODULES) + ")");
-        run(root, log, Map.of("JAVA_HOME", jdk.toString()), root.resolve("mvnw").toString(), "-B", "-q", "-DskipTests",
+        run(root, log, Map.of("JAVA_HOME", jdk.toString()), root.resolve("mvnw").toString(), "-B", "-q", "-DskipTests", "-Dmaven.javadoc.skip", "-Dmaven.source.skip",
                 "-pl", String.join(",", MODULES), "-am", "package", "dependency:build-classpath",
                 "-DincludeScope=runtime", "-Dmdep.outputFile=target/runtime-classpath.txt");
         List<Path> jars = jars(root);
