@@ -74,8 +74,11 @@ final class NixlDoctor {
         Path plugin = dir.resolve(NixlInstallCommand.PLUGIN);
         Path bridge = dir.resolve(NixlInstallCommand.BRIDGE);
         if (!Files.isRegularFile(plugin)) {
+            boolean inNixlsOwn = envDir != null && nixlPlugins != null
+                    && Files.isRegularFile(nixlPlugins.resolve(NixlInstallCommand.PLUGIN));
             checks.add(Check.fail("plugin", "no " + NixlInstallCommand.PLUGIN + " in " + dir,
-                    "./tcpx4j nixl install --nixl-prefix " + nixlPrefix, true));
+                    inNixlsOwn ? "unset NIXL_PLUGIN_DIR: TCPX is installed in NIXL's own directory " + nixlPlugins
+                            : "./tcpx4j nixl install --nixl-prefix " + nixlPrefix, true));
             return checks;
         }
         checks.add(Check.ok("plugin", plugin.toString()));

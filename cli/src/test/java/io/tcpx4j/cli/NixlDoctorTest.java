@@ -126,6 +126,17 @@ class NixlDoctorTest {
     }
 
     @Test
+    void aStrayPluginDirVariableIsNamedAsTheProblem() throws IOException {
+        install(nixlPlugins);
+        Path empty = Files.createDirectories(tmp.resolve("empty"));
+
+        Check c = find(new NixlDoctor(env("NIXL_PLUGIN_DIR", empty.toString()), prefix, null).run(), "plugin");
+
+        assertThat(c.blocks()).isTrue();
+        assertThat(c.fix()).startsWith("unset NIXL_PLUGIN_DIR");
+    }
+
+    @Test
     void installWithoutNixlIsABadFlagOnOneLine() {
         Cli.Result r = Cli.run(env(), "nixl", "install", "--nixl-prefix", tmp.resolve("none").toString(),
                 "--source", tmp.toString());
