@@ -3,6 +3,13 @@
  * process, on the real engine over the loopback transport, driven the way NIXL's agent drives a
  * backend. WRITE, READ, notifications, a local copy, errors as statuses, calls from a second
  * thread, and a disconnect. Every byte is checked. Run by Maven with TCPX4J_CLASSPATH set.
+ *
+ * `bridge_test env-override` checks the set-up of an installed bridge instead: run with neither
+ * TCPX4J_CLASSPATH nor TCPX4J_JAVA_HOME (the class path comes from tcpx4j-classpath.txt beside the
+ * bridge, Java from JAVA_HOME or PATH) and with TCPX4J_NIXL_TRANSPORT=tcpx, TCPX4J_NIXL_CUDA=on, it
+ * passes the advertised parameters back unchanged, as nixlbench does, and checks that the
+ * environment wins over them while a parameter that differs from its default wins over the
+ * environment.
  */
 #define _GNU_SOURCE
 #include "tcpx4j_nixl_bridge.h"
@@ -148,9 +155,73 @@ static void *gen_notif_from_thread(void *p) {
     return NULL;
 }
 
-int main(void) {
+/* The advertised parameters, as a host that passes them back unchanged sends them; `key` set to `value`. */
+static size_t advertised_with(const char **keys, const char **values, size_t cap, const char *key, const char *value) {
+    size_t n = 0;
+    const tcpx4j_param *p = tcpx4j_nixl_advertised_params(&n);
+    for (size_t i = 0; i < n && i < cap; i++) {
+        keys[i] = p[i].key;
+        values[i] = key != NULL && strcmp(p[i].key, key) == 0 ? value : p[i].value;
+    }
+    return n < cap ? n : cap;
+}
+
+static const char *const LOOPBACK_MODULE = "io.tcpx4j.transport.loopback.LoopbackTransportModule";
+
+static int env_override(void) {
+    const char *keys[32], *values[32];
+    size_t n = 0;
+    const tcpx4j_param *p = tcpx4j_nixl_advertised_params(&n);
+    CHECK(n >= 10 && n <= 32, "advertised parameter count %zu", n);
+    int transport_advertised = 0;
+    for (size_t i = 0; i < n; i++) {
+        transport_advertised |= strcmp(p[i].key, "transport") == 0 && strcmp(p[i].value, "loopback") == 0;
+    }
+    CHECK(transport_advertised, "the plugin advertises transport=loopback");
+
+    /* transport=loopback passed back, TCPX4J_NIXL_TRANSPORT=tcpx: the environment wins (the tcpx module is
+     * not on this class path, so creation fails naming it) */
+    tcpx4j_nixl *e = NULL;
+    size_t m = advertised_with(keys, values, 32, NULL, NULL);
+    int s = tcpx4j_nixl_create("E1", keys, values, m, &e);
+    CHECK(s == TCPX4J_ERR_NOT_SUPPORTED, "advertised transport passed back: %d", s);
+    CHECK(strstr(tcpx4j_nixl_last_error(), "io.tcpx4j.transport.tcpx.TcpxTransportModule") != NULL &&
+              strstr(tcpx4j_nixl_last_error(), "TCPX4J_NIXL_TRANSPORT") != NULL,
+          "the error names the tcpx module and the variable that chose it");
+    CHECK(e == NULL, "no backend on failure");
+
+    /* a transport that differs from the default wins over the environment; cuda=auto passed back yields to
+     * TCPX4J_NIXL_CUDA=on (and cuda-unpack is not on this class path) */
+    m = advertised_with(keys, values, 32, "transport", LOOPBACK_MODULE);
+    s = tcpx4j_nixl_create("E2", keys, values, m, &e);
+    CHECK(s == TCPX4J_ERR_NOT_SUPPORTED, "explicit transport, advertised cuda passed back: %d", s);
+    CHECK(strstr(tcpx4j_nixl_last_error(), "io.tcpx4j.cuda.CudaUnpackModule") != NULL &&
+              strstr(tcpx4j_nixl_last_error(), "TCPX4J_NIXL_CUDA") != NULL,
+          "the error names the cuda module and the variable that chose it");
+
+    /* explicit values for both: a working backend over the loopback transport */
+    for (size_t i = 0; i < m; i++) {
+        if (strcmp(keys[i], "cuda") == 0) {
+            values[i] = "off";
+        }
+    }
+    EXPECT(tcpx4j_nixl_create("E3", keys, values, m, &e), TCPX4J_SUCCESS);
+    void *info = NULL;
+    size_t len = 0;
+    EXPECT(tcpx4j_nixl_get_conn_info(e, &info, &len), TCPX4J_SUCCESS);
+    CHECK(len > 0, "conn info of E3");
+    tcpx4j_nixl_free(info);
+    tcpx4j_nixl_destroy(e);
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "env-override") == 0) {
+        return env_override();
+    }
     double t0 = now_ms();
-    const char *keys[] = {"transport"};
     const char *values[] = {"loopback"};
     tcpx4j_nixl *a = NULL, *b = NULL, *bad = NULL;
 
@@ -161,7 +232,10 @@ int main(void) {
           tcpx4j_nixl_last_error());
     CHECK(bad == NULL, "no backend on failure");
 
-    EXPECT(tcpx4j_nixl_create("A", keys, values, 1, &a), TCPX4J_SUCCESS);
+    /* A gets every advertised parameter back, as nixlbench sends them */
+    const char *all_keys[32], *all_values[32];
+    size_t n_all = advertised_with(all_keys, all_values, 32, NULL, NULL);
+    EXPECT(tcpx4j_nixl_create("A", all_keys, all_values, n_all, &a), TCPX4J_SUCCESS);
     EXPECT(tcpx4j_nixl_create("B", NULL, NULL, 0, &b), TCPX4J_SUCCESS);
     if (a == NULL || b == NULL) {
         printf("%d passed, %d failed\n", passed, failed);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct tcpx4j_nixl {
     jobject backend; /* global reference to the NixlBackend */
@@ -50,6 +52,21 @@ void tcpx4j_nixl_free(void *p) {
     free(p);
 }
 
+/* Must match io.tcpx4j.nixl.NixlBackendConfig.ADVERTISED. */
+static const tcpx4j_param advertised[] = {
+    {"transport", "loopback"}, {"cuda", "auto"},         {"listen_host", "127.0.0.1"},
+    {"listen_port", "0"},      {"advertise_host", ""},   {"channels", ""},
+    {"chunk_size", ""},        {"cost_network_gbps", ""}, {"cost_local_gbps", ""},
+    {"cost_latency_us", ""},
+};
+
+const tcpx4j_param *tcpx4j_nixl_advertised_params(size_t *n) {
+    if (n != NULL) {
+        *n = sizeof advertised / sizeof advertised[0];
+    }
+    return advertised;
+}
+
 /* ------------------------------------------------------------------ the VM */
 
 static void detach_at_thread_exit(void *unused) {
@@ -59,16 +76,54 @@ static void detach_at_thread_exit(void *unused) {
     }
 }
 
+/* The installation that the first executable `java` on PATH belongs to (bin/java's grandparent). */
+static int java_home_from_path(char *out, size_t size) {
+    const char *path = getenv("PATH");
+    if (path == NULL) {
+        return -1;
+    }
+    char candidate[PATH_MAX];
+    char real[PATH_MAX];
+    for (const char *p = path; *p != '\0';) {
+        size_t len = strcspn(p, ":");
+        if (len > 0 && len + sizeof "/java" < sizeof candidate) {
+            snprintf(candidate, sizeof candidate, "%.*s/java", (int) len, p);
+            if (access(candidate, X_OK) == 0 && realpath(candidate, real) != NULL) {
+                char *slash = strrchr(real, '/'); /* .../bin/java -> .../bin */
+                if (slash != NULL) {
+                    *slash = '\0';
+                    slash = strrchr(real, '/'); /* .../bin -> ... */
+                    if (slash != NULL && strcmp(slash, "/bin") == 0) {
+                        *slash = '\0';
+                        snprintf(out, size, "%s", real);
+                        return 0;
+                    }
+                }
+            }
+        }
+        p += len;
+        if (*p == ':') {
+            p++;
+        }
+    }
+    return -1;
+}
+
 static void *open_libjvm(void) {
+    static char from_path[PATH_MAX];
     const char *home = getenv("TCPX4J_JAVA_HOME");
     const char *which = "TCPX4J_JAVA_HOME";
     if (home == NULL || home[0] == '\0') {
         home = getenv("JAVA_HOME");
         which = "JAVA_HOME";
     }
+    if ((home == NULL || home[0] == '\0') && java_home_from_path(from_path, sizeof from_path) == 0) {
+        home = from_path;
+        which = "the java on PATH";
+    }
     if (home == NULL || home[0] == '\0') {
         snprintf(vm_error, sizeof vm_error,
-                 "no Java runtime: set TCPX4J_JAVA_HOME (or JAVA_HOME) to a Java 17+ installation");
+                 "no Java runtime: set TCPX4J_JAVA_HOME (or JAVA_HOME) to a Java 17+ installation, or put its java on PATH");
         return NULL;
     }
     static const char *const layouts[] = {"/lib/server/libjvm.so", "/jre/lib/server/libjvm.so",
@@ -84,7 +139,7 @@ static void *open_libjvm(void) {
         size_t used = strlen(tried);
         snprintf(tried + used, sizeof tried - used, "%s%s", used ? "; " : "", dlerror());
     }
-    snprintf(vm_error, sizeof vm_error, "no libjvm.so under %s=%s (%s)", which, home, tried);
+    snprintf(vm_error, sizeof vm_error, "no libjvm.so under %.1000s (from %s; %.700s)", home, which, tried);
     return NULL;
 }
 
@@ -98,6 +153,8 @@ struct vm_start {
  * The VM is created on a thread of its own: HotSpot does not support being created on a process's
  * primordial thread (no stack guard pages there), and the host may call us from it.
  */
+static int start_vm(const char *cp);
+
 static void *start_vm_thread(void *p) {
     struct vm_start *s = p;
     JNIEnv *env;
@@ -108,13 +165,113 @@ static void *start_vm_thread(void *p) {
     return NULL;
 }
 
-static int create_vm(void) {
-    const char *cp = getenv("TCPX4J_CLASSPATH");
-    if (cp == NULL || cp[0] == '\0') {
-        snprintf(vm_error, sizeof vm_error,
-                 "TCPX4J_CLASSPATH is not set: point it at tcpx4j-nixl-backend's jar and its dependencies");
-        return TCPX4J_ERR_BACKEND;
+/* The directory this library was loaded from, without a trailing '/'. */
+static int own_dir(char *out, size_t size) {
+    Dl_info info;
+    if (dladdr((void *) &tcpx4j_nixl_create, &info) == 0 || info.dli_fname == NULL) {
+        return -1;
     }
+    char real[PATH_MAX];
+    if (realpath(info.dli_fname, real) == NULL) {
+        return -1;
+    }
+    char *slash = strrchr(real, '/');
+    if (slash == NULL) {
+        return -1;
+    }
+    *slash = '\0';
+    snprintf(out, size, "%s", real[0] == '\0' ? "/" : real);
+    return 0;
+}
+
+/*
+ * The class path from TCPX4J_NIXL_CLASSPATH_FILE beside this library: entries separated by new lines
+ * or ':', relative ones resolved against the library's directory, '#' lines ignored. malloc'd, or
+ * NULL with vm_error set.
+ */
+static char *class_path_from_file(void) {
+    char dir[PATH_MAX];
+    if (own_dir(dir, sizeof dir) != 0) {
+        snprintf(vm_error, sizeof vm_error,
+                 "TCPX4J_CLASSPATH is not set and the bridge cannot tell its own directory: set TCPX4J_CLASSPATH");
+        return NULL;
+    }
+    char file[PATH_MAX + sizeof TCPX4J_NIXL_CLASSPATH_FILE + 1];
+    snprintf(file, sizeof file, "%s/%s", dir, TCPX4J_NIXL_CLASSPATH_FILE);
+    FILE *f = fopen(file, "r");
+    if (f == NULL) {
+        snprintf(vm_error, sizeof vm_error,
+                 "TCPX4J_CLASSPATH is not set and %.1500s does not exist: install with './tcpx4j nixl install'"
+                 " (docs/NIXL.md) or set TCPX4J_CLASSPATH to tcpx4j-nixl-backend's jar and its dependencies",
+                 file);
+        return NULL;
+    }
+    size_t cap = 4096, used = 0;
+    char *cp = malloc(cap);
+    char line[PATH_MAX + 2];
+    int ok = cp != NULL;
+    if (ok) {
+        cp[0] = '\0';
+    }
+    while (ok && fgets(line, sizeof line, f) != NULL) {
+        if (line[0] == '#') {
+            continue;
+        }
+        char *save = NULL;
+        for (char *e = strtok_r(line, ":\r\n", &save); ok && e != NULL; e = strtok_r(NULL, ":\r\n", &save)) {
+            while (*e == ' ' || *e == '\t') {
+                e++;
+            }
+            size_t len = strlen(e);
+            while (len > 0 && (e[len - 1] == ' ' || e[len - 1] == '\t')) {
+                e[--len] = '\0';
+            }
+            if (len == 0) {
+                continue;
+            }
+            size_t need = used + 1 + (e[0] == '/' ? 0 : strlen(dir) + 1) + len + 1;
+            if (need > cap) {
+                cap = need * 2;
+                char *bigger = realloc(cp, cap);
+                if (bigger == NULL) {
+                    ok = 0;
+                    break;
+                }
+                cp = bigger;
+            }
+            used += (size_t) sprintf(cp + used, "%s%s%s%s", used > 0 ? ":" : "", e[0] == '/' ? "" : dir,
+                                     e[0] == '/' ? "" : "/", e);
+        }
+    }
+    fclose(f);
+    if (!ok) {
+        free(cp);
+        snprintf(vm_error, sizeof vm_error, "out of memory reading %.1500s", file);
+        return NULL;
+    }
+    if (used == 0) {
+        free(cp);
+        snprintf(vm_error, sizeof vm_error, "%.1500s lists no class path entries: run './tcpx4j nixl install' again", file);
+        return NULL;
+    }
+    return cp;
+}
+
+static int create_vm(void) {
+    const char *env_cp = getenv("TCPX4J_CLASSPATH");
+    char *file_cp = NULL;
+    if (env_cp == NULL || env_cp[0] == '\0') {
+        if ((file_cp = class_path_from_file()) == NULL) {
+            return TCPX4J_ERR_BACKEND;
+        }
+    }
+    const char *cp = file_cp != NULL ? file_cp : env_cp;
+    int rc = start_vm(cp);
+    free(file_cp);
+    return rc;
+}
+
+static int start_vm(const char *cp) {
     void *jvm = open_libjvm();
     if (jvm == NULL) {
         return TCPX4J_ERR_BACKEND;

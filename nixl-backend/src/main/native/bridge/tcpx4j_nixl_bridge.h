@@ -7,8 +7,12 @@
  * tcpx4j_nixl_last_error().
  *
  * Environment, read once when the VM is started:
- *   TCPX4J_JAVA_HOME   Java 17+ runtime whose lib/server/libjvm.so is loaded (else JAVA_HOME)
- *   TCPX4J_CLASSPATH   class path holding tcpx4j-nixl-backend and its dependencies (required)
+ *   TCPX4J_JAVA_HOME   Java 17+ runtime whose lib/server/libjvm.so is loaded; unset: JAVA_HOME, then
+ *                      the installation that the `java` found on PATH belongs to
+ *   TCPX4J_CLASSPATH   class path holding tcpx4j-nixl-backend and its dependencies; unset: the file
+ *                      tcpx4j-classpath.txt beside this library (entries separated by new lines or
+ *                      ':', relative ones resolved against the library's directory; lines starting
+ *                      with '#' are comments), which `tcpx4j nixl install` writes
  *   TCPX4J_JVM_OPTS    extra VM options, separated by spaces (e.g. -Xmx2g -Xss4m)
  * The VM always gets -Xrs (it leaves SIGINT, SIGTERM, SIGHUP and SIGQUIT to the host), see docs/NIXL.md.
  *
@@ -58,6 +62,15 @@ typedef struct {
     int64_t md;
 } tcpx4j_desc;
 
+/* One backend parameter with the default the plugin advertises ("" = the engine's default). */
+typedef struct {
+    const char *key;
+    const char *value;
+} tcpx4j_param;
+
+/* The name of the class-path file the bridge reads from its own directory. */
+#define TCPX4J_NIXL_CLASSPATH_FILE "tcpx4j-classpath.txt"
+
 /* Receives one notification from tcpx4j_nixl_get_notifs; the buffers live only during the call. */
 typedef void (*tcpx4j_notif_fn)(void *ctx, const char *agent, size_t agent_len, const void *msg, size_t msg_len);
 
@@ -67,6 +80,13 @@ typedef void (*tcpx4j_notif_fn)(void *ctx, const char *agent, size_t agent_len, 
  */
 TCPX4J_NIXL_BRIDGE_EXPORT int tcpx4j_nixl_create(const char *agent, const char *const *keys,
                                                  const char *const *values, size_t n, tcpx4j_nixl **out);
+/*
+ * The parameters the backend accepts, with their advertised defaults (*n of them). Static data: no VM
+ * is started. A parameter passed back equal to its advertised default counts as unset, so that
+ * TCPX4J_NIXL_<KEY> in the environment still applies (see docs/NIXL.md).
+ */
+TCPX4J_NIXL_BRIDGE_EXPORT const tcpx4j_param *tcpx4j_nixl_advertised_params(size_t *n);
+
 /* Closes the backend (aborting its transfers) and frees it. NULL is ignored. */
 TCPX4J_NIXL_BRIDGE_EXPORT void tcpx4j_nixl_destroy(tcpx4j_nixl *b);
 

@@ -40,7 +40,9 @@ nixlTcpxEngine::nixlTcpxEngine(const nixlBackendInitParams *init_params) : nixlB
     }
     int s = tcpx4j_nixl_create(localAgent.c_str(), keys.data(), values.data(), keys.size(), &bridge_);
     if (s != TCPX4J_SUCCESS) {
-        NIXL_ERROR << "TCPX backend for agent " << localAgent << " failed to start: " << tcpx4j_nixl_last_error();
+        // NIXL's agent reports any failed backend creation as NIXL_ERR_BACKEND; the log keeps the cause
+        NIXL_ERROR << "TCPX backend for agent " << localAgent << " not created ("
+                   << nixlEnumStrings::statusStr(status(s)) << "): " << tcpx4j_nixl_last_error();
         bridge_ = nullptr;
         initErr = true;
     }

@@ -25,12 +25,17 @@ const char *pluginVersion() {
     return TCPX4J_VERSION;
 }
 
-// The keys NixlBackendConfig accepts, with their defaults ("" = engine default).
+// The keys the backend accepts with their advertised defaults ("" = the engine's default), from the
+// bridge's static table: answering must not start the Java VM. A host that passes a default back
+// unchanged leaves the key to TCPX4J_NIXL_<KEY> (docs/NIXL.md).
 nixl_b_params_t backendOptions() {
-    return {{"transport", "loopback"},  {"cuda", "auto"},          {"listen_host", "127.0.0.1"},
-            {"listen_port", "0"},       {"advertise_host", ""},    {"channels", ""},
-            {"chunk_size", ""},         {"cost_network_gbps", ""}, {"cost_local_gbps", ""},
-            {"cost_latency_us", ""}};
+    size_t n = 0;
+    const tcpx4j_param *p = tcpx4j_nixl_advertised_params(&n);
+    nixl_b_params_t options;
+    for (size_t i = 0; i < n; i++) {
+        options.emplace(p[i].key, p[i].value);
+    }
+    return options;
 }
 
 nixl_mem_list_t backendMems() {

@@ -1,11 +1,14 @@
 // Two NIXL agents in one process moving host memory through the TCPX backend: WRITE and READ with
-// notifications, a local copy, and invalidation. Every byte is checked. Build with the plugin
-// (meson -Dexamples=true) and run with NIXL_PLUGIN_DIR pointing at libplugin_TCPX.so's directory.
+// notifications, a local copy, and invalidation. Every byte is checked. Also: what an agent sees
+// for a bad TCPX parameter, and that NIXL's own plugins (UCX) still load beside TCPX. Build with
+// the plugin (`./tcpx4j nixl install --examples`, or meson -Dexamples=true); installed into NIXL's
+// own plugin directory it needs no environment at all (docs/NIXL.md).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -74,6 +77,15 @@ int main() {
     nixlAgent a("A", cfg);
     nixlAgent b("B", cfg);
 
+    std::vector<nixl_backend_t> plugins;
+    a.getAvailPlugins(plugins);
+    std::sort(plugins.begin(), plugins.end());
+    std::printf("     plugins NIXL found:");
+    for (auto &p : plugins) {
+        std::printf(" %s", p.c_str());
+    }
+    std::printf("\n");
+
     nixl_mem_list_t mems;
     nixl_b_params_t params;
     check(a.getPluginParams("TCPX", mems, params) == NIXL_SUCCESS, "TCPX plugin found (getPluginParams)");
@@ -82,7 +94,24 @@ int main() {
         std::printf(" %s=%s", k.c_str(), v.c_str());
     }
     std::printf("\n");
-    nixl_b_params_t init = {{"transport", "loopback"}, {"cuda", "off"}};
+    // a misspelt key: the agent reports any failed backend creation as NIXL_ERR_BACKEND (the log names the key)
+    {
+        nixlAgentConfig plain(false);  // no progress thread: a UCX built without multi-threading accepts it
+        nixlAgent c("C", plain);
+        nixlBackendH *bc = nullptr;
+        nixl_b_params_t typo = {{"trasnport", "tcpx"}};
+        check(c.createBackend("TCPX", typo, bc) == NIXL_ERR_BACKEND, "unknown TCPX parameter -> NIXL_ERR_BACKEND");
+        if (std::find(plugins.begin(), plugins.end(), "UCX") != plugins.end()) {
+            nixl_mem_list_t um;
+            nixl_b_params_t up;
+            check(c.getPluginParams("UCX", um, up) == NIXL_SUCCESS && c.createBackend("UCX", up, bc) == NIXL_SUCCESS,
+                  "NIXL's own UCX plugin still loads beside TCPX");
+        }
+    }
+
+    // the advertised options passed back as they are (TCPX4J_NIXL_* in the environment still apply), cuda off
+    nixl_b_params_t init = params;
+    init["cuda"] = "off";
     nixlBackendH *ba = nullptr, *bb = nullptr;
     check(a.createBackend("TCPX", init, ba) == NIXL_SUCCESS, "createBackend TCPX on A");
     check(b.createBackend("TCPX", init, bb) == NIXL_SUCCESS, "createBackend TCPX on B");

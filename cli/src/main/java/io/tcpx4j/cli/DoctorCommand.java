@@ -42,6 +42,17 @@ final class DoctorCommand implements Callable<Integer> {
             description = "procfs root (tests).")
     Path procfs;
 
+    @Option(names = "--nixl", description = "Check an installation of the NIXL backend instead (see tcpx4j nixl install).")
+    boolean nixl;
+
+    @Option(names = "--nixl-prefix", paramLabel = "DIR", defaultValue = "/opt/nvidia/nvda_nixl",
+            description = "With --nixl: where NIXL is installed. Default: ${DEFAULT-VALUE}.")
+    Path nixlPrefix;
+
+    @Option(names = "--plugin-dir", paramLabel = "DIR",
+            description = "With --nixl: where TCPX was installed. Default: where NIXL will look.")
+    Path pluginDir;
+
     DoctorCommand(Io io) {
         this.io = io;
     }
@@ -49,6 +60,9 @@ final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() throws java.io.IOException {
         Logs.configure(false);
+        if (nixl) {
+            return NixlDoctor.report(io, nixlPrefix, pluginDir);
+        }
         List<Check> checks = new Doctor(transport, memory, io.env(), sysfs, procfs).run();
         if (json) {
             return printJson(checks);

@@ -50,6 +50,7 @@ public final class Main implements Runnable {
         cl.addSubcommand("bench", new BenchCommand(io));
         cl.addSubcommand("doctor", new DoctorCommand(io));
         cl.addSubcommand("serve", new ServeCommand(io));
+        cl.addSubcommand("nixl", NixlInstallCommand.group(io));
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setOut(new PrintWriter(io.out(), true));
         cl.setErr(new PrintWriter(io.err(), true));

@@ -4,24 +4,33 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
 
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The configuration of one TCPX backend, from NIXL's backend parameters (the key/value map an
- * application passes when it creates the backend) with environment variables as fallback:
- * parameter {@code transport} falls back to {@code TCPX4J_NIXL_TRANSPORT}, and so on (upper case,
- * prefix {@code TCPX4J_NIXL_}). Unknown keys are refused so that typos do not pass silently.
+ * application passes when it creates the backend) and the environment ({@code TCPX4J_NIXL_<KEY>},
+ * upper case: parameter {@code transport} is {@code TCPX4J_NIXL_TRANSPORT}, and so on).
+ *
+ * <p>Precedence, per key: a parameter whose value differs from its advertised default, then the
+ * environment variable, then the advertised default. A parameter equal to its advertised default
+ * (or blank) counts as unset, because hosts such as nixlbench pass every advertised option back
+ * explicitly: the environment must still be able to choose {@code transport=tcpx} or
+ * {@code cuda=off} under them. Unknown keys are refused so that typos do not pass silently.
  *
  * <table>
  *   <caption>Keys</caption>
  *   <tr><td>transport</td><td>{@code loopback} (default), {@code tcpx}, or the class name of a Guice
  *       module that binds a {@code NetTransport}</td></tr>
- *   <tr><td>cuda</td><td>{@code auto} (default: CUDA unpack when an NVIDIA GPU is present), {@code on},
- *       {@code off}</td></tr>
+ *   <tr><td>cuda</td><td>{@code auto} (default: CUDA unpack when an NVIDIA GPU is present and the
+ *       cuda-unpack module is on the class path), {@code on}, {@code off}</td></tr>
  *   <tr><td>listen_host, listen_port, advertise_host</td><td>control listener (default 127.0.0.1, any
  *       free port)</td></tr>
  *   <tr><td>channels, chunk_size</td><td>data channels per connection, bytes per chunk</td></tr>
@@ -35,20 +44,48 @@ import java.util.Set;
  * @param transport {@code loopback}, {@code tcpx} or a module class name
  * @param cuda      {@code auto}, {@code on} or {@code off}
  * @param cost      estimateXferCost's model
+ * @param sources   where each key that has a value came from: {@code parameter},
+ *                  {@code TCPX4J_NIXL_<KEY>} or {@code default}
  */
-public record NixlBackendConfig(EngineConfig engine, String transport, String cuda, CostModel cost) {
+public record NixlBackendConfig(EngineConfig engine, String transport, String cuda, CostModel cost,
+                                Map<String, String> sources) {
 
-    public static final Set<String> KEYS = Set.of("transport", "cuda", "listen_host", "listen_port",
-            "advertise_host", "channels", "chunk_size", "cost_network_gbps", "cost_local_gbps", "cost_latency_us");
+    /** Prefix of the environment variables that stand in for backend parameters. */
+    public static final String ENV_PREFIX = "TCPX4J_NIXL_";
+
+    /**
+     * Every key with the default the plugin advertises for it (NIXL's {@code getPluginParams}); an
+     * empty default means "the engine's default". The C bridge's {@code tcpx4j_nixl_advertised_params}
+     * holds the same table for the plugin, which must not start a Java VM to answer.
+     */
+    public static final Map<String, String> ADVERTISED = advertised();
+
+    /** The keys this backend accepts. */
+    public static final Set<String> KEYS = ADVERTISED.keySet();
 
     public NixlBackendConfig {
         Objects.requireNonNull(engine, "engine");
         Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(cuda, "cuda");
         Objects.requireNonNull(cost, "cost");
+        sources = Map.copyOf(sources);
         if (!Set.of("auto", "on", "off").contains(cuda)) {
-            throw new TransferException(Code.INVALID_PARAM, "cuda must be auto, on or off, not " + cuda);
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'cuda' must be auto, on or off, not '"
+                    + cuda + "'");
         }
+    }
+
+    private static Map<String, String> advertised() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("transport", "loopback");
+        m.put("cuda", "auto");
+        m.put("listen_host", "127.0.0.1");
+        m.put("listen_port", "0");
+        for (String k : List.of("advertise_host", "channels", "chunk_size", "cost_network_gbps", "cost_local_gbps",
+                "cost_latency_us")) {
+            m.put(k, "");
+        }
+        return Collections.unmodifiableMap(m);
     }
 
     /** Parses parameters, falling back to the process environment. */
@@ -56,22 +93,30 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         return parse(agent, params, System.getenv());
     }
 
-    /** Parses parameters, falling back to {@code env} ({@code TCPX4J_NIXL_<KEY>}). */
+    /** Parses parameters with {@code env} as the environment ({@code TCPX4J_NIXL_<KEY>}). */
     public static NixlBackendConfig parse(String agent, Map<String, String> params, Map<String, String> env) {
-        Map<String, String> p = new HashMap<>();
-        for (String key : KEYS) {
-            String v = env.get("TCPX4J_NIXL_" + key.toUpperCase(Locale.ROOT));
-            if (v != null && !v.isBlank()) {
-                p.put(key, v.trim());
+        for (String key : params.keySet()) {
+            if (!KEYS.contains(key)) {
+                throw new TransferException(Code.INVALID_PARAM,
+                        "unknown TCPX backend parameter '" + key + "' (known: " + String.join(", ", KEYS) + ")");
             }
         }
-        for (Map.Entry<String, String> e : params.entrySet()) {
-            if (!KEYS.contains(e.getKey())) {
-                throw new TransferException(Code.INVALID_PARAM,
-                        "unknown TCPX backend parameter '" + e.getKey() + "'; known: " + KEYS);
-            }
-            if (e.getValue() != null && !e.getValue().isBlank()) {
-                p.put(e.getKey(), e.getValue().trim());
+        Map<String, String> p = new HashMap<>();
+        Map<String, String> sources = new TreeMap<>();
+        for (Map.Entry<String, String> a : ADVERTISED.entrySet()) {
+            String key = a.getKey();
+            String given = trimmed(params.get(key));
+            String envName = ENV_PREFIX + key.toUpperCase(Locale.ROOT);
+            String fromEnv = trimmed(env.get(envName));
+            if (given != null && !given.equals(a.getValue())) {
+                p.put(key, given);
+                sources.put(key, "parameter");
+            } else if (fromEnv != null) {
+                p.put(key, fromEnv);
+                sources.put(key, envName);
+            } else if (!a.getValue().isEmpty()) {
+                p.put(key, a.getValue());
+                sources.put(key, "default");
             }
         }
         EngineConfig engine = EngineConfig.defaults(agent);
@@ -93,8 +138,16 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
                 decimal(p, "cost_network_gbps", d.networkBytesPerSecond() * 8 / 1e9) * 1e9 / 8,
                 decimal(p, "cost_local_gbps", d.localBytesPerSecond() * 8 / 1e9) * 1e9 / 8,
                 (long) decimal(p, "cost_latency_us", d.latencyMicros()), d.marginPercent());
-        return new NixlBackendConfig(engine, p.getOrDefault("transport", "loopback"),
-                p.getOrDefault("cuda", "auto").toLowerCase(Locale.ROOT), cost);
+        return new NixlBackendConfig(engine, p.get("transport"), p.get("cuda").toLowerCase(Locale.ROOT), cost, sources);
+    }
+
+    /** Where {@code key}'s value came from ({@code parameter}, {@code TCPX4J_NIXL_<KEY>} or {@code default}). */
+    public String source(String key) {
+        return sources.getOrDefault(key, "default");
+    }
+
+    private static String trimmed(String v) {
+        return v == null || v.isBlank() ? null : v.trim();
     }
 
     private static int integer(Map<String, String> p, String key, int fallback) {
@@ -102,7 +155,8 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         try {
             return v == null ? fallback : Integer.parseInt(v);
         } catch (NumberFormatException e) {
-            throw new TransferException(Code.INVALID_PARAM, key + " must be an integer, not '" + v + "'");
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter '" + key + "' must be an integer, not '"
+                    + v + "'");
         }
     }
 
@@ -115,7 +169,8 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
             }
             return d;
         } catch (NumberFormatException e) {
-            throw new TransferException(Code.INVALID_PARAM, key + " must be a positive number, not '" + v + "'");
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter '" + key
+                    + "' must be a positive number, not '" + v + "'");
         }
     }
 }

@@ -30,7 +30,8 @@ import java.util.Map;
  *   <li>{@code transport=loopback}: {@value #LOOPBACK_MODULE}</li>
  *   <li>{@code transport=tcpx}: {@value #TCPX_MODULE}</li>
  *   <li>{@code transport=<class name>}: that module (public, with a public no-argument constructor)</li>
- *   <li>{@code cuda=on}, or {@code auto} with {@code /dev/nvidiactl} present: {@value #CUDA_MODULE}</li>
+ *   <li>{@code cuda=on}, or {@code auto} with {@code /dev/nvidiactl} present and the class on the class
+ *       path: {@value #CUDA_MODULE}</li>
  * </ul>
  *
  * <p>Stateless and thread-safe.
@@ -57,9 +58,11 @@ public final class NixlBackends {
         NixlBackendConfig config = NixlBackendConfig.parse(agent, params);
         List<Module> modules = new ArrayList<>();
         modules.add(new EngineModule(config.engine()));
-        modules.add(load(moduleClass(config.transport()), "transport '" + config.transport() + "'"));
-        if (wantsCuda(config.cuda())) {
-            modules.add(load(CUDA_MODULE, "cuda=" + config.cuda()));
+        modules.add(load(moduleClass(config.transport()), "transport '" + config.transport() + "' (from "
+                + config.source("transport") + ")"));
+        Module cuda = cudaModule(config.cuda(), config.source("cuda"), gpuPresent());
+        if (cuda != null) {
+            modules.add(cuda);
         }
         EngineLifecycle lifecycle;
         try {
@@ -71,14 +74,50 @@ public final class NixlBackends {
         }
         try {
             Engine engine = lifecycle.start();
-            LOG.log(System.Logger.Level.INFO, "NIXL TCPX backend " + agent + " started, transport "
-                    + config.transport() + (modules.size() > 2 ? ", CUDA unpack" : ""));
+            LOG.log(System.Logger.Level.INFO, "NIXL TCPX backend " + agent + " started: transport "
+                    + config.transport() + " (from " + config.source("transport") + "), CUDA unpack "
+                    + (cuda != null ? "on" : "off") + " (cuda=" + config.cuda() + " from " + config.source("cuda")
+                    + "), control listener " + config.engine().listenHost());
             return new NixlBackend(engine, lifecycle, config.cost());
         } catch (RuntimeException e) {
             lifecycle.stop();
             throw e instanceof TransferException te ? te
                     : new TransferException(Code.BACKEND, "cannot start the TCPX backend of " + agent + ": " + e, e);
         }
+    }
+
+    /**
+     * The CUDA unpack module for {@code cuda}, or null for none: {@code on} requires it, {@code off}
+     * never loads it, {@code auto} loads it when a GPU is present and its jar is on the class path
+     * (without the jar the backend moves host memory only and VRAM registrations fail with
+     * NOT_SUPPORTED).
+     */
+    static Module cudaModule(String cuda, String source, boolean gpuPresent) {
+        return switch (cuda) {
+            case "on" -> load(CUDA_MODULE, "cuda=on (from " + source + ")");
+            case "off" -> null;
+            default -> {
+                if (!gpuPresent) {
+                    yield null;
+                }
+                if (!onClassPath(CUDA_MODULE)) {
+                    LOG.log(System.Logger.Level.WARNING, "an NVIDIA GPU is present but " + CUDA_MODULE
+                            + " is not on the class path: the TCPX backend moves host memory only (add"
+                            + " tcpx4j-cuda-unpack and JCuda to the class path for VRAM, or set TCPX4J_NIXL_CUDA=off)");
+                    yield null;
+                }
+                yield load(CUDA_MODULE, "cuda=auto (from " + source + ")");
+            }
+        };
+    }
+
+    /** The NVIDIA driver's control node exists exactly when a driver with a GPU is loaded. */
+    static boolean gpuPresent() {
+        return Files.exists(Path.of("/dev/nvidiactl"));
+    }
+
+    static boolean onClassPath(String className) {
+        return NixlBackends.class.getClassLoader().getResource(className.replace('.', '/') + ".class") != null;
     }
 
     static String moduleClass(String transport) {
@@ -89,22 +128,14 @@ public final class NixlBackends {
         };
     }
 
-    static boolean wantsCuda(String cuda) {
-        return switch (cuda) {
-            case "on" -> true;
-            case "off" -> false;
-            // the driver's control node exists exactly when an NVIDIA driver with a GPU is loaded
-            default -> Files.exists(Path.of("/dev/nvidiactl"));
-        };
-    }
-
     static Module load(String className, String why) {
         Class<?> type;
         try {
             type = Class.forName(className, true, NixlBackends.class.getClassLoader());
         } catch (ClassNotFoundException | LinkageError e) {
             throw new TransferException(Code.NOT_SUPPORTED, why + " needs " + className
-                    + ", which is not on the class path: add its jar (and its dependencies) to TCPX4J_CLASSPATH", e);
+                    + ", which is not on the class path: add its jar (and its dependencies) to the class path"
+                    + " (tcpx4j-classpath.txt beside the bridge, or TCPX4J_CLASSPATH)", e);
         }
         if (!Module.class.isAssignableFrom(type)) {
             throw new TransferException(Code.INVALID_PARAM, className + " (for " + why + ") is not a Guice module");

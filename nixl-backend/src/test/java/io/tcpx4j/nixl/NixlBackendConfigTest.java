@@ -1,0 +1,101 @@
+package io.tcpx4j.nixl;
+
+import io.tcpx4j.api.TransferException;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class NixlBackendConfigTest {
+
+    /** What nixlbench and similar hosts send: every advertised option, unchanged. */
+    private static Map<String, String> advertisedPassedBack() {
+        return new HashMap<>(NixlBackendConfig.ADVERTISED);
+    }
+
+    @Test
+    void environmentWinsOverAnAdvertisedDefaultPassedBack() {
+        NixlBackendConfig c = NixlBackendConfig.parse("A", advertisedPassedBack(),
+                Map.of("TCPX4J_NIXL_TRANSPORT", "tcpx", "TCPX4J_NIXL_CUDA", "off", "TCPX4J_NIXL_LISTEN_HOST", "10.0.0.7"));
+
+        assertThat(c.transport()).isEqualTo("tcpx");
+        assertThat(c.cuda()).isEqualTo("off");
+        assertThat(c.engine().listenHost()).isEqualTo("10.0.0.7");
+        assertThat(c.source("transport")).isEqualTo("TCPX4J_NIXL_TRANSPORT");
+        assertThat(c.source("cuda")).isEqualTo("TCPX4J_NIXL_CUDA");
+    }
+
+    @Test
+    void aParameterThatDiffersFromItsDefaultWinsOverTheEnvironment() {
+        Map<String, String> params = advertisedPassedBack();
+        params.put("transport", NixlBackends.LOOPBACK_MODULE);
+        params.put("cuda", "on");
+
+        NixlBackendConfig c = NixlBackendConfig.parse("A", params,
+                Map.of("TCPX4J_NIXL_TRANSPORT", "tcpx", "TCPX4J_NIXL_CUDA", "off"));
+
+        assertThat(c.transport()).isEqualTo(NixlBackends.LOOPBACK_MODULE);
+        assertThat(c.cuda()).isEqualTo("on");
+        assertThat(c.source("transport")).isEqualTo("parameter");
+    }
+
+    @Test
+    void withoutParametersOrEnvironmentTheAdvertisedDefaultsApply() {
+        NixlBackendConfig c = NixlBackendConfig.parse("A", Map.of(), Map.of());
+
+        assertThat(c.transport()).isEqualTo("loopback");
+        assertThat(c.cuda()).isEqualTo("auto");
+        assertThat(c.engine().listenHost()).isEqualTo("127.0.0.1");
+        assertThat(c.source("transport")).isEqualTo("default");
+    }
+
+    @Test
+    void blankValuesCountAsUnset() {
+        NixlBackendConfig c = NixlBackendConfig.parse("A", Map.of("channels", " ", "transport", ""),
+                Map.of("TCPX4J_NIXL_CHANNELS", "5"));
+
+        assertThat(c.engine().channels()).isEqualTo(5);
+        assertThat(c.transport()).isEqualTo("loopback");
+    }
+
+    @Test
+    void everyAdvertisedKeyIsAcceptedAndTheDefaultsAreEmptyOrValid() {
+        NixlBackendConfig c = NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of());
+
+        assertThat(NixlBackendConfig.KEYS).containsExactlyElementsOf(NixlBackendConfig.ADVERTISED.keySet());
+        assertThat(c.engine().listenPort()).isZero();
+    }
+
+    @Test
+    void anUnknownKeyIsRefusedWithItsName() {
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("trasnport", "tcpx"), Map.of()))
+                .isInstanceOfSatisfying(TransferException.class,
+                        e -> assertThat(e.code()).isEqualTo(TransferException.Code.INVALID_PARAM))
+                .hasMessageContaining("unknown TCPX backend parameter 'trasnport'")
+                .hasMessageContaining("transport");
+    }
+
+    @Test
+    void aBadValueNamesItsKey() {
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("listen_port", "http"), Map.of()))
+                .hasMessageContaining("'listen_port' must be an integer, not 'http'");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_CUDA", "maybe")))
+                .hasMessageContaining("'cuda' must be auto, on or off, not 'maybe'");
+    }
+
+    @Test
+    void cudaAutoWithoutTheModuleOnTheClassPathMovesHostMemoryOnly() {
+        // cuda-unpack is not a dependency of this module, so its class is absent here
+        assertThat(NixlBackends.onClassPath(NixlBackends.CUDA_MODULE)).isFalse();
+
+        assertThat(NixlBackends.cudaModule("auto", "default", true)).isNull();
+        assertThat(NixlBackends.cudaModule("off", "TCPX4J_NIXL_CUDA", true)).isNull();
+        assertThatThrownBy(() -> NixlBackends.cudaModule("on", "parameter", false))
+                .isInstanceOfSatisfying(TransferException.class,
+                        e -> assertThat(e.code()).isEqualTo(TransferException.Code.NOT_SUPPORTED))
+                .hasMessageContaining(NixlBackends.CUDA_MODULE);
+    }
+}
