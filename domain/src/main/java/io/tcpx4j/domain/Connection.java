@@ -269,7 +269,7 @@ final class Connection {
         } else if (f instanceof ControlFrame.Ping) {
             // lastRecvNanos already moved
         } else if (f instanceof ControlFrame.Bye) {
-            fail(disconnect("peer " + peerName() + " disconnected", null));
+            end(disconnect("peer " + peerName() + " disconnected", null), true);
             control.close();
         } else {
             throw disconnect("unexpected " + f.getClass().getSimpleName() + " from " + peerName(), null);
@@ -360,7 +360,7 @@ final class Connection {
             writer.bye();
             control.flushQuietly();
         }
-        fail(reason);
+        end(reason, true);
         control.close();
     }
 
@@ -369,6 +369,14 @@ final class Connection {
      * tells the engine. Idempotent.
      */
     void fail(TransferException reason) {
+        end(reason, false);
+    }
+
+    /**
+     * Ends the connection. An orderly end (a BYE either way) is logged at DEBUG; a lost connection at
+     * INFO, or WARNING when it took transfers with it: those levels are for what a user must know.
+     */
+    private void end(TransferException reason, boolean orderly) {
         if (failed) {
             return;
         }
@@ -376,8 +384,9 @@ final class Connection {
         boolean wasEstablished = state == State.ESTABLISHED;
         state = State.CLOSED;
         if (wasEstablished) {
-            LOG.log(System.Logger.Level.INFO, "{0}: connection to {1} closed: {2}", ctx.name(), peerName(),
-                    reason.getMessage());
+            System.Logger.Level level = orderly ? System.Logger.Level.DEBUG
+                    : data != null && data.liveOps() > 0 ? System.Logger.Level.WARNING : System.Logger.Level.INFO;
+            LOG.log(level, "{0}: connection to {1} closed: {2}", ctx.name(), peerName(), reason.getMessage());
         }
         if (data != null) {
             data.close(reason);
