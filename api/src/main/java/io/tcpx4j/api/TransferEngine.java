@@ -50,6 +50,17 @@ public interface TransferEngine extends AutoCloseable {
     /** Takes every notification received so far (oldest first). Never blocks. */
     List<Notification> drainNotifications();
 
+    /**
+     * Lends the calling thread to the engine: runs its progress work (protocol steps, transport polls)
+     * for a short while if no other thread is doing so right now, and returns the amount of work done
+     * (0: nothing to do, or busy elsewhere). Never blocks. For hosts that poll for completion in a loop,
+     * so their own thread moves the bytes even when the engine's thread gets little CPU; the engine's
+     * own thread keeps serving whenever nobody calls. The default does nothing.
+     */
+    default int progress() {
+        return 0;
+    }
+
     /** Fails in-flight transfers with CANCELED, closes connections and frees transport resources. */
     @Override
     void close();

@@ -237,6 +237,7 @@ public final class Engine implements TransferEngine {
      * loop, so its own thread moves the bytes even when the agent thread gets no CPU; the agent thread,
      * if started, keeps serving whenever nobody calls. An error fails the connections, as on the agent.
      */
+    @Override
     public int progress() {
         int total = 0;
         for (int i = 0; i < MAX_INLINE_CYCLES; i++) {

@@ -75,6 +75,7 @@ public final class NixlBackend implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(NixlBackend.class.getName());
 
     private final TransferEngine engine;
+    private final boolean inlineProgress;
     private final AutoCloseable resources;
     private final CostModel cost;
     private final AtomicLong ids = new AtomicLong();
@@ -93,9 +94,26 @@ public final class NixlBackend implements AutoCloseable {
      * @param cost      the model {@link #estimateXferCost} answers from
      */
     public NixlBackend(TransferEngine engine, AutoCloseable resources, CostModel cost) {
+        this(engine, resources, cost, true);
+    }
+
+    /**
+     * @param inlineProgress whether postXfer, checkXfer and getNotifs run the engine's progress work on
+     *                       the caller's thread ({@link TransferEngine#progress()}), as NIXL hosts that
+     *                       poll expect; false leaves all of it to the engine's own thread
+     */
+    public NixlBackend(TransferEngine engine, AutoCloseable resources, CostModel cost, boolean inlineProgress) {
         this.engine = Objects.requireNonNull(engine, "engine");
         this.resources = Objects.requireNonNull(resources, "resources");
         this.cost = Objects.requireNonNull(cost, "cost");
+        this.inlineProgress = inlineProgress;
+    }
+
+    /** Runs the engine's progress work on this thread when the backend is in inline mode. */
+    private void progress() {
+        if (inlineProgress) {
+            engine.progress();
+        }
     }
 
     /** This agent's name. */
@@ -347,12 +365,19 @@ public final class NixlBackend implements AutoCloseable {
      *         still in flight, NOT_FOUND for an unknown handle, or the error that stopped it
      */
     public int postXfer(long handle, byte[] notif) {
-        return guard(() -> xfer(handle).post(notif));
+        return guard(() -> {
+            int status = xfer(handle).post(notif);
+            progress();
+            return status;
+        });
     }
 
     /** The state of a handle's last post: IN_PROG, SUCCESS, its error, or NOT_POSTED if never posted. */
     public int checkXfer(long handle) {
-        return guard(() -> xfer(handle).check());
+        return guard(() -> {
+            progress();
+            return xfer(handle).check();
+        });
     }
 
     /**
@@ -397,6 +422,7 @@ public final class NixlBackend implements AutoCloseable {
     public int getNotifs(byte[][] out) {
         return guard(() -> {
             requireOut(out);
+            progress();
             out[0] = packNotifications(engine.drainNotifications());
             return NixlStatus.SUCCESS;
         });

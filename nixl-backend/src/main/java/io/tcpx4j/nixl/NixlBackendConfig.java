@@ -44,11 +44,13 @@ import java.util.TreeMap;
  * @param transport {@code loopback}, {@code tcpx} or a module class name
  * @param cuda      {@code auto}, {@code on} or {@code off}
  * @param cost      estimateXferCost's model
+ * @param inlineProgress {@code progress=inline}: postXfer, checkXfer and getNotifs run the engine's
+ *                  progress work on the calling thread; {@code thread}: only the engine's thread does
  * @param sources   where each key that has a value came from: {@code parameter},
  *                  {@code TCPX4J_NIXL_<KEY>} or {@code default}
  */
 public record NixlBackendConfig(EngineConfig engine, String transport, String cuda, CostModel cost,
-                                Map<String, String> sources) {
+                                boolean inlineProgress, Map<String, String> sources) {
 
     /** Prefix of the environment variables that stand in for backend parameters. */
     public static final String ENV_PREFIX = "TCPX4J_NIXL_";
@@ -81,6 +83,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         m.put("cuda", "auto");
         m.put("listen_host", "127.0.0.1");
         m.put("listen_port", "0");
+        m.put("progress", "inline");
         for (String k : List.of("advertise_host", "channels", "chunk_size", "cost_network_gbps", "cost_local_gbps",
                 "cost_latency_us")) {
             m.put(k, "");
@@ -138,7 +141,13 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
                 decimal(p, "cost_network_gbps", d.networkBytesPerSecond() * 8 / 1e9) * 1e9 / 8,
                 decimal(p, "cost_local_gbps", d.localBytesPerSecond() * 8 / 1e9) * 1e9 / 8,
                 (long) decimal(p, "cost_latency_us", d.latencyMicros()), d.marginPercent());
-        return new NixlBackendConfig(engine, p.get("transport"), p.get("cuda").toLowerCase(Locale.ROOT), cost, sources);
+        String progress = p.get("progress").toLowerCase(Locale.ROOT);
+        if (!progress.equals("inline") && !progress.equals("thread")) {
+            throw new TransferException(Code.INVALID_PARAM,
+                    "TCPX backend parameter 'progress' must be inline or thread, not '" + progress + "'");
+        }
+        return new NixlBackendConfig(engine, p.get("transport"), p.get("cuda").toLowerCase(Locale.ROOT), cost,
+                progress.equals("inline"), sources);
     }
 
     /** Where {@code key}'s value came from ({@code parameter}, {@code TCPX4J_NIXL_<KEY>} or {@code default}). */

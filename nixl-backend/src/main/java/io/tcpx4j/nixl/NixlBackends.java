@@ -78,7 +78,7 @@ public final class NixlBackends {
                     + config.transport() + " (from " + config.source("transport") + "), CUDA unpack "
                     + (cuda != null ? "on" : "off") + " (cuda=" + config.cuda() + " from " + config.source("cuda")
                     + "), control listener " + config.engine().listenHost());
-            return new NixlBackend(engine, lifecycle, config.cost());
+            return new NixlBackend(engine, lifecycle, config.cost(), config.inlineProgress());
         } catch (RuntimeException e) {
             lifecycle.stop();
             throw e instanceof TransferException te ? te

@@ -98,4 +98,14 @@ class NixlBackendConfigTest {
                         e -> assertThat(e.code()).isEqualTo(TransferException.Code.NOT_SUPPORTED))
                 .hasMessageContaining(NixlBackends.CUDA_MODULE);
     }
+
+    @Test
+    void progressIsInlineByDefaultAndThreadOnRequest() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).inlineProgress()).isTrue();
+        assertThat(NixlBackendConfig.parse("A", Map.of("progress", "thread"), Map.of()).inlineProgress()).isFalse();
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of("TCPX4J_NIXL_PROGRESS", "THREAD"))
+                .inlineProgress()).isFalse();
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("progress", "sometimes"), Map.of()))
+                .isInstanceOf(TransferException.class).hasMessageContaining("'progress' must be inline or thread");
+    }
 }
