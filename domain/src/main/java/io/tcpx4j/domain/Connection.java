@@ -10,8 +10,9 @@ import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
 
 /**
- * A connection to one peer: an ordered control stream (plain TCP) that carries the handshake and the
- * announcements, plus the {@link DataPath} of C data channels once the handshake is done.
+ * A connection to one peer: an ordered control stream (plain TCP, or TLS when configured) that carries
+ * the handshake and the announcements, plus the {@link DataPath} of C data channels once the handshake
+ * is done.
  *
  * <p>The dialer sends HELLO (its name, incarnation, channel count and a nonce); the acceptor answers
  * CHALLENGE with its proof of the secret from its conn-info; the dialer checks that proof and answers
@@ -72,12 +73,12 @@ final class Connection {
     /** Starts dialing {@code peerName} at {@code address}, to prove {@code peerSecret} once connected. */
     static Connection dial(EngineContext ctx, ConnectionEvents events, String peerName, InetSocketAddress address,
                            byte[] peerSecret) throws IOException {
-        return new Connection(ctx, events, ControlStream.dial(address), peerName, peerSecret);
+        return new Connection(ctx, events, ControlStream.dial(address, ctx.config()), peerName, peerSecret);
     }
 
     /** Wraps an accepted control socket; the peer is known once its HELLO arrives. */
     static Connection accepted(EngineContext ctx, ConnectionEvents events, SocketChannel s) throws IOException {
-        return new Connection(ctx, events, ControlStream.accepted(s), null, null);
+        return new Connection(ctx, events, ControlStream.accepted(s, ctx.config()), null, null);
     }
 
     boolean isDialer() {
