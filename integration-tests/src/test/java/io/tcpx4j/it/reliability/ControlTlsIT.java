@@ -41,11 +41,16 @@ class ControlTlsIT {
     static Path dir;
     private static SSLContext trusted;
     private static SSLContext stranger;
+    /** The stranger's key, but trusting the trusted certificate: a dialer the acceptor does not know. */
+    private static SSLContext unknownClient;
 
     @BeforeAll
     static void certificates() throws Exception {
-        trusted = context(keystore("trusted"));
-        stranger = context(keystore("stranger"));
+        Path t = keystore("trusted");
+        Path s = keystore("stranger");
+        trusted = context(t, t);
+        stranger = context(s, s);
+        unknownClient = context(s, t);
     }
 
     /** A PKCS12 keystore with one self-signed EC key for 127.0.0.1 and localhost. */
@@ -63,16 +68,20 @@ class ControlTlsIT {
         return ks;
     }
 
-    /** Its key for accepted streams, its one certificate as the only trust for dialed ones. */
-    private static SSLContext context(Path keystore) throws Exception {
+    private static KeyStore load(Path keystore) throws Exception {
         KeyStore ks = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(keystore)) {
             ks.load(in, PASSWORD);
         }
+        return ks;
+    }
+
+    /** The key of {@code keys}, and the one certificate of {@code trust} as the only trust. */
+    private static SSLContext context(Path keys, Path trust) throws Exception {
         KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(ks, PASSWORD);
+        kmf.init(load(keys), PASSWORD);
         TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(ks);
+        tmf.init(load(trust));
         SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
         return ctx;
@@ -133,6 +142,30 @@ class ControlTlsIT {
                     .contains("TLS handshake").doesNotContain("not up after");
             assertThat(Node.eventually(Duration.ofSeconds(5), () -> secure.stats().connections() == 0
                     && plain.stats().connections() == 0)).as("no connection left: %s / %s", secure, plain).isTrue();
+        }
+    }
+
+    @Test
+    void requiredClientAuthRefusesADialerWhoseCertificateTheAcceptorDoesNotTrust() {
+        try (Node strict = tlsNode("strict", trusted);
+             Node lenient = new Node(Node.config("lenient").withControlTls(trusted, false));
+             Node dialer = tlsNode("unknown", unknownClient)) {
+            dialer.meet(strict);
+            dialer.meet(lenient);
+            RegisteredMemory src = dialer.randomRegion(4096, 51);
+            RegisteredMemory onStrict = strict.randomRegion(4096, 52);
+            RegisteredMemory onLenient = lenient.randomRegion(4096, 53);
+            strict.publish(onStrict, dialer);
+            lenient.publish(onLenient, dialer);
+            Transfer refused = dialer.engine.session("strict").write(List.of(src.descriptor()), List.of(onStrict.descriptor()), null);
+            assertThat(Node.await(refused, Duration.ofSeconds(10))).isEqualTo(TransferStatus.FAILED);
+            assertThat(refused.error()).get().extracting(Throwable::getMessage).asString()
+                    .containsIgnoringCase("certificate").doesNotContain("not up after");
+            // the same dialer is served where client certificates are not required: the refusal is the flag's doing
+            Transfer served = dialer.engine.session("lenient").write(List.of(src.descriptor()), List.of(onLenient.descriptor()), null);
+            assertThat(Node.await(served, Duration.ofSeconds(10))).as("%s", served.error()).isEqualTo(TransferStatus.DONE);
+            assertThat(Node.eventually(Duration.ofSeconds(5), () -> strict.stats().connections() == 0))
+                    .as("the strict acceptor keeps nothing: %s", strict).isTrue();
         }
     }
 
