@@ -65,9 +65,7 @@ final class Connection {
         this.startedNanos = ctx.now();
         this.lastRecvNanos = startedNanos;
         this.lastSendNanos = startedNanos;
-        if (!dialer) {
-            control.maxFrame(Handshake.UNAUTHENTICATED_MAX_FRAME);
-        }
+        control.maxFrame(Handshake.UNAUTHENTICATED_MAX_FRAME); // until the peer proved the secret
     }
 
     /** Starts dialing {@code peerName} at {@code address}, to prove {@code peerSecret} once connected. */
@@ -305,6 +303,7 @@ final class Connection {
                     "peer " + peerName + " could not prove it holds the secret from its conn-info"));
             return;
         }
+        control.maxFrame(ControlFrame.MAX_FRAME);
         writer.proof(proof);
         state = State.PROOF_SENT;
     }

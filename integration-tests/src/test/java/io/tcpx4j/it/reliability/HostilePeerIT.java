@@ -340,8 +340,15 @@ class HostilePeerIT {
         }
     }
 
-    @Test
-    void aFakeAcceptorFailsTheDialerNotAllowedBeforeItSendsAProof() throws Exception {
+    /** What a dial of a fake acceptor gave: the dialer's transfer, and every byte it sent after its HELLO. */
+    private record FakeDial(Transfer transfer, byte[] afterHello) {
+    }
+
+    /**
+     * An engine ("victim") dials a socket that holds no secret, reads the HELLO, answers {@code answer}
+     * and then records what else comes until the victim closes.
+     */
+    private static FakeDial dialFakeAcceptor(byte[] answer) throws Exception {
         byte[] fakeSecret = new byte[ConnInfo.SECRET_BYTES];
         new SecureRandom().nextBytes(fakeSecret);
         try (java.net.ServerSocket fake = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
@@ -361,14 +368,7 @@ class HostilePeerIT {
                         f = r.next();
                     }
                     assertThat(f).isInstanceOf(ControlFrame.Hello.class);
-                    io.tcpx4j.domain.protocol.FrameWriter w = new io.tcpx4j.domain.protocol.FrameWriter();
-                    byte[] nonce = new byte[ControlFrame.NONCE_BYTES];
-                    byte[] proof = new byte[ControlFrame.PROOF_BYTES];
-                    new SecureRandom().nextBytes(nonce);
-                    new SecureRandom().nextBytes(proof);
-                    w.challenge("impostor", nonce, proof);
-                    java.nio.ByteBuffer p = w.pending();
-                    s.getOutputStream().write(p.array(), 0, p.limit());
+                    s.getOutputStream().write(answer);
                     // whatever the dialer sends from here on, until it closes
                     return s.getInputStream().readAllBytes();
                 } catch (java.io.IOException e) {
@@ -380,13 +380,34 @@ class HostilePeerIT {
                     Node.dram(1 << 20, 4096)).encode());
             long dst = victim.randomRegion(4096, 5).descriptor().address();
             Transfer t = victim.engine.session("impostor").read(List.of(Node.dram(dst, 4096)), List.of(Node.dram(1 << 20, 4096)), null);
-            assertThat(Node.await(t, Duration.ofSeconds(10))).isEqualTo(TransferStatus.FAILED);
-            assertThat(t.error()).get().extracting(e -> e.code()).isEqualTo(Code.NOT_ALLOWED);
-            assertThat(t.error()).get().extracting(Throwable::getMessage).asString()
-                    .contains("peer impostor could not prove it holds the secret from its conn-info");
-            assertThat(afterHello.get(15, java.util.concurrent.TimeUnit.SECONDS)).as("bytes the dialer sent after the CHALLENGE")
-                    .isEmpty();
+            assertThat(Node.await(t, Duration.ofSeconds(10))).as("the victim's READ").isEqualTo(TransferStatus.FAILED);
+            return new FakeDial(t, afterHello.get(15, java.util.concurrent.TimeUnit.SECONDS));
         }
+    }
+
+    @Test
+    void aFakeAcceptorFailsTheDialerNotAllowedBeforeItSendsAProof() throws Exception {
+        io.tcpx4j.domain.protocol.FrameWriter w = new io.tcpx4j.domain.protocol.FrameWriter();
+        byte[] nonce = new byte[ControlFrame.NONCE_BYTES];
+        byte[] proof = new byte[ControlFrame.PROOF_BYTES];
+        new SecureRandom().nextBytes(nonce);
+        new SecureRandom().nextBytes(proof);
+        w.challenge("impostor", nonce, proof);
+        ByteBuffer p = w.pending();
+        FakeDial d = dialFakeAcceptor(java.util.Arrays.copyOf(p.array(), p.limit()));
+        assertThat(d.transfer().error()).get().extracting(e -> e.code()).isEqualTo(Code.NOT_ALLOWED);
+        assertThat(d.transfer().error()).get().extracting(Throwable::getMessage).asString()
+                .contains("peer impostor could not prove it holds the secret from its conn-info");
+        assertThat(d.afterHello()).as("bytes the dialer sent after the CHALLENGE").isEmpty();
+    }
+
+    @Test
+    void aFakeAcceptorAnnouncingAHugeFrameIsDroppedAtOnce() throws Exception {
+        // 2 MiB announced, 3 bytes sent: the dialer caps frames at 1 KiB until the acceptor proved the secret
+        byte[] answer = ByteBuffer.allocate(8).putInt(2 << 20).put(ControlFrame.CHALLENGE).put(new byte[3]).array();
+        FakeDial d = dialFakeAcceptor(answer);
+        assertThat(d.transfer().error()).get().extracting(Throwable::getMessage).asString().contains("frame length");
+        assertThat(d.afterHello()).isEmpty();
     }
 
     @Test
