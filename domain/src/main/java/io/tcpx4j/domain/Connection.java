@@ -10,13 +10,15 @@ import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
 
 /**
- * A connection to one peer: an ordered control stream (plain TCP) that carries the handshake and the
- * announcements, plus the {@link DataPath} of C data channels once the handshake is done.
+ * A connection to one peer: an ordered control stream (plain TCP, or TLS when configured) that carries
+ * the handshake and the announcements, plus the {@link DataPath} of C data channels once the handshake
+ * is done.
  *
- * <p>The dialer sends HELLO (its name, incarnation, channel count and the secret from the peer's
- * conn-info); the acceptor checks it ({@link Handshake}), admits the connection through
- * {@link ConnectionEvents#admit} (crossing dials) and answers HELLO_OK or REJECT. Both sides then
- * exchange their channels' handles.
+ * <p>The dialer sends HELLO (its name, incarnation, channel count and a nonce); the acceptor answers
+ * CHALLENGE with its proof of the secret from its conn-info; the dialer checks that proof and answers
+ * PROOF; the acceptor checks it ({@link Handshake}), admits the connection through
+ * {@link ConnectionEvents#admit} (crossing dials) and answers HELLO_OK or REJECT. Nothing else is read
+ * from the dialer before its proof is checked. Both sides then exchange their channels' handles.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()} and
  * {@link #liveOps()} (racy reads for stats).
@@ -26,7 +28,8 @@ final class Connection {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final long CONTROL_POLL_NANOS = 20_000;
 
-    enum State { CONNECTING, HELLO_SENT, AWAIT_HELLO, ESTABLISHED, CLOSED }
+    /** Dialer: CONNECTING, HELLO_SENT, PROOF_SENT. Acceptor: AWAIT_HELLO, AWAIT_PROOF. */
+    enum State { CONNECTING, HELLO_SENT, PROOF_SENT, AWAIT_HELLO, AWAIT_PROOF, ESTABLISHED, CLOSED }
 
     private final EngineContext ctx;
     private final EngineConfig cfg;
@@ -34,8 +37,7 @@ final class Connection {
     private final ControlStream control;
     private final FrameWriter writer;
     private final boolean dialer;
-    /** The secret from the dialed peer's conn-info; null on the accepting side. */
-    private final byte[] peerSecret;
+    private final Handshake handshake;
     private String peerName;
     private State state;
     private long peerIncarnation;
@@ -56,26 +58,25 @@ final class Connection {
         this.control = control;
         this.writer = control.writer;
         this.dialer = peerSecret != null;
-        this.peerSecret = peerSecret;
+        this.handshake = dialer ? Handshake.dialer(ctx.identity(), peerName, peerSecret)
+                : Handshake.acceptor(ctx.identity());
         this.peerName = peerName;
         this.state = dialer ? State.CONNECTING : State.AWAIT_HELLO;
         this.startedNanos = ctx.now();
         this.lastRecvNanos = startedNanos;
         this.lastSendNanos = startedNanos;
-        if (!dialer) {
-            control.maxFrame(Handshake.UNAUTHENTICATED_MAX_FRAME);
-        }
+        control.maxFrame(Handshake.UNAUTHENTICATED_MAX_FRAME); // until the peer proved the secret
     }
 
     /** Starts dialing {@code peerName} at {@code address}, to prove {@code peerSecret} once connected. */
     static Connection dial(EngineContext ctx, ConnectionEvents events, String peerName, InetSocketAddress address,
                            byte[] peerSecret) throws IOException {
-        return new Connection(ctx, events, ControlStream.dial(address), peerName, peerSecret.clone());
+        return new Connection(ctx, events, ControlStream.dial(address, ctx.config()), peerName, peerSecret);
     }
 
     /** Wraps an accepted control socket; the peer is known once its HELLO arrives. */
     static Connection accepted(EngineContext ctx, ConnectionEvents events, SocketChannel s) throws IOException {
-        return new Connection(ctx, events, ControlStream.accepted(s), null, null);
+        return new Connection(ctx, events, ControlStream.accepted(s, ctx.config()), null, null);
     }
 
     boolean isDialer() {
@@ -102,8 +103,8 @@ final class Connection {
     boolean quiet() {
         return switch (state) {
             case CLOSED, CONNECTING -> true;
-            case AWAIT_HELLO, HELLO_SENT -> writer.isEmpty();
-            case ESTABLISHED -> writer.isEmpty() && data.isReady() && data.quiet();
+            case AWAIT_HELLO, AWAIT_PROOF, HELLO_SENT, PROOF_SENT -> control.settled();
+            case ESTABLISHED -> control.settled() && data.isReady() && data.quiet();
         };
     }
 
@@ -125,7 +126,7 @@ final class Connection {
                 if (!control.finishConnect()) {
                     return checkTimeouts(now);
                 }
-                writer.hello(ctx.name(), ctx.identity().incarnation(), peerSecret, cfg.channels());
+                handshake.hello(writer, cfg.channels());
                 state = State.HELLO_SENT;
                 work++;
             }
@@ -232,19 +233,15 @@ final class Connection {
 
     private void handle(ControlFrame f) {
         switch (state) {
-            case AWAIT_HELLO -> {
-                if (!(f instanceof ControlFrame.Hello h)) {
-                    throw disconnect("expected HELLO, got " + f.getClass().getSimpleName(), null);
-                }
-                onHello(h);
-            }
-            case HELLO_SENT -> {
-                if (f instanceof ControlFrame.HelloOk ok) {
-                    onHelloOk(ok);
-                } else if (f instanceof ControlFrame.Reject r) {
+            case AWAIT_HELLO -> onHello(Handshake.expect(f, ControlFrame.Hello.class));
+            case AWAIT_PROOF -> onProof(Handshake.expect(f, ControlFrame.Proof.class));
+            case HELLO_SENT, PROOF_SENT -> {
+                if (f instanceof ControlFrame.Reject r) {
                     onReject(r);
+                } else if (state == State.HELLO_SENT) {
+                    onChallenge(Handshake.expect(f, ControlFrame.Challenge.class));
                 } else {
-                    throw disconnect("expected HELLO_OK, got " + f.getClass().getSimpleName(), null);
+                    onHelloOk(Handshake.expect(f, ControlFrame.HelloOk.class));
                 }
             }
             default -> onEstablishedFrame(f);
@@ -277,7 +274,17 @@ final class Connection {
     }
 
     private void onHello(ControlFrame.Hello h) {
-        Handshake.Refusal refusal = Handshake.check(h, ctx.identity());
+        Handshake.Refusal refusal = handshake.challenge(h, writer);
+        if (refusal != null) {
+            refuse(refusal);
+            return;
+        }
+        state = State.AWAIT_PROOF;
+    }
+
+    private void onProof(ControlFrame.Proof p) {
+        ControlFrame.Hello h = handshake.hello();
+        Handshake.Refusal refusal = handshake.check(p);
         if (refusal == null && !events.admit(h.name(), h.incarnation())) {
             refusal = Handshake.duplicate(ctx.identity());
         }
@@ -305,8 +312,21 @@ final class Connection {
         events.closed(null);
     }
 
+    private void onChallenge(ControlFrame.Challenge c) {
+        byte[] proof = handshake.answer(c);
+        if (proof == null) {
+            // a peer that cannot prove it holds the secret gets nothing more from us, not even our proof
+            fail(new TransferException(Code.NOT_ALLOWED,
+                    "peer " + peerName + " could not prove it holds the secret from its conn-info"));
+            return;
+        }
+        control.maxFrame(ControlFrame.MAX_FRAME);
+        writer.proof(proof);
+        state = State.PROOF_SENT;
+    }
+
     private void onHelloOk(ControlFrame.HelloOk ok) {
-        Handshake.check(ok, peerName, cfg.channels());
+        handshake.check(ok, cfg.channels());
         peerIncarnation = ok.incarnation();
         establish(ok.channels());
     }

@@ -5,38 +5,62 @@ import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameReader;
 import io.tcpx4j.domain.protocol.FrameWriter;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.SocketChannel;
 
 /**
  * The ordered control stream of a connection: a non-blocking TCP socket (no Nagle delay: frames are
- * small and latency-bound) with a frame reader and a frame writer.
+ * small and latency-bound) with a frame reader and a frame writer, in plain TCP or, when the engine is
+ * configured with {@link EngineConfig#controlTls()}, in TLS ({@link TlsChannel}). A dialer checks the
+ * acceptor's certificate against its context's trust and the host of the conn-info it dialed.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
 final class ControlStream {
 
     private final SocketChannel sock;
+    /** TLS over {@link #sock}, or null for plain TCP. */
+    private final TlsChannel tls;
+    /** What frames are read from and written to: {@link #sock} or {@link #tls}. */
+    private final ByteChannel channel;
     private final FrameReader reader = new FrameReader();
     private SelectionKey key;
     /** Frames queued for the peer; {@link #flush()} writes what the socket takes. */
     final FrameWriter writer = new FrameWriter();
 
-    private ControlStream(SocketChannel sock) throws IOException {
+    private ControlStream(SocketChannel sock, SSLEngine engine) throws IOException {
         this.sock = sock;
         sock.configureBlocking(false);
         sock.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        this.tls = engine == null ? null : new TlsChannel(sock, engine);
+        this.channel = tls == null ? sock : tls;
     }
 
-    /** Starts connecting to {@code address}; {@link #finishConnect()} tells when it is done. */
-    static ControlStream dial(InetSocketAddress address) throws IOException {
+    /**
+     * Starts connecting to {@code address}, in TLS when {@code config} says so; {@link #finishConnect()}
+     * tells when the socket is connected.
+     */
+    static ControlStream dial(InetSocketAddress address, EngineConfig config) throws IOException {
         SocketChannel s = SocketChannel.open();
         try {
-            ControlStream c = new ControlStream(s);
+            SSLEngine engine = null;
+            if (config.controlTls() != null) {
+                engine = config.controlTls().createSSLEngine(address.getHostString(), address.getPort());
+                engine.setUseClientMode(true);
+                SSLParameters p = engine.getSSLParameters();
+                p.setEndpointIdentificationAlgorithm("HTTPS"); // the certificate must name the dialed host
+                engine.setSSLParameters(p);
+            }
+            ControlStream c = new ControlStream(s, engine);
             s.connect(address);
             return c;
         } catch (IOException | RuntimeException e) {
@@ -45,8 +69,21 @@ final class ControlStream {
         }
     }
 
-    static ControlStream accepted(SocketChannel s) throws IOException {
-        return new ControlStream(s);
+    /** Wraps an accepted socket, in TLS when {@code config} says so. */
+    static ControlStream accepted(SocketChannel s, EngineConfig config) throws IOException {
+        SSLContext context = config.controlTls();
+        SSLEngine engine = null;
+        if (context != null) {
+            engine = context.createSSLEngine();
+            engine.setUseClientMode(false);
+            engine.setNeedClientAuth(config.controlTlsClientAuth());
+        }
+        return new ControlStream(s, engine);
+    }
+
+    /** Whether nothing is queued for the peer or read but not yet handed to the frame reader. */
+    boolean settled() {
+        return writer.isEmpty() && (tls == null || tls.settled());
     }
 
     /** Lets an idle agent wake when this stream can connect or has data to read. */
@@ -71,7 +108,17 @@ final class ControlStream {
 
     /** Reads what the socket has; bytes read, 0 if none, -1 at end of stream. */
     int fill() throws IOException {
-        return reader.fill(sock);
+        try {
+            return reader.fill(channel);
+        } catch (SSLException e) {
+            if (tls.plainPeer() && !tls.clientMode()) {
+                // a plain-TCP peer cannot read TLS: tell it in its own framing why it is dropped
+                FrameWriter plain = new FrameWriter();
+                plain.reject(TransferException.Code.NOT_SUPPORTED, "this engine's control stream requires TLS");
+                sock.write(plain.pending());
+            }
+            throw e;
+        }
     }
 
     /** The next complete frame read, or null; a malformed frame throws {@link TransferException}. */
@@ -82,11 +129,14 @@ final class ControlStream {
     /** Writes what the socket takes of the queued frames; returns the bytes written. */
     int flush() throws IOException {
         if (writer.isEmpty()) {
+            if (tls != null) {
+                tls.flushNet(); // handshake records and close_notify queued behind a full socket
+            }
             return 0;
         }
         ByteBuffer p = writer.pending();
         try {
-            return sock.write(p);
+            return channel.write(p);
         } finally {
             writer.compact();
         }
@@ -102,6 +152,9 @@ final class ControlStream {
     }
 
     void close() {
+        if (tls != null && sock.isOpen()) {
+            tls.closeQuietly();
+        }
         try {
             sock.close();
         } catch (IOException ignored) {

@@ -2,6 +2,7 @@ package io.tcpx4j.domain;
 
 import io.tcpx4j.api.TransferException;
 
+import javax.net.ssl.SSLContext;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -24,11 +25,18 @@ import java.util.Objects;
  * @param heartbeat       interval of keep-alive frames on an idle control stream
  * @param shutdownTimeout longest {@code close()} waits for graceful disconnects
  * @param idle            how the progress thread waits between duty cycles (CPU against latency)
+ * @param controlTls      TLS for the control stream, or null for plain TCP (the default); the context
+ *                        serves both roles (its key manager for accepted streams, its trust manager for
+ *                        dialed ones, which also check the conn-info host against the certificate). Both
+ *                        ends must use TLS or neither. The data channels are the transport's and stay as
+ *                        they are.
+ * @param controlTlsClientAuth whether accepted TLS streams require a client certificate the context trusts
  */
 public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
                            List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
                            Duration peerTimeout, Duration connectTimeout, Duration heartbeat,
-                           Duration shutdownTimeout, IdlePolicy idle) {
+                           Duration shutdownTimeout, IdlePolicy idle, SSLContext controlTls,
+                           boolean controlTlsClientAuth) {
 
     public static final int DEFAULT_CHUNK = 512 * 1024;
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
@@ -57,63 +65,81 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
         for (Integer d : channelDevices) {
             require(d != null && d >= 0, "channelDevices must be non-negative");
         }
+        require(controlTls != null || !controlTlsClientAuth, "controlTlsClientAuth needs controlTls");
     }
 
     /** Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling. */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,
                 Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5),
-                IdlePolicy.ADAPTIVE);
+                IdlePolicy.ADAPTIVE, null, false);
     }
 
     public EngineConfig withName(String v) {
         return new EngineConfig(v, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withListen(String host, int port) {
         return new EngineConfig(name, host, port, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withAdvertiseHost(String v) {
         return new EngineConfig(name, listenHost, listenPort, v, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withChannels(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, v, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withChannelDevices(List<Integer> v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, v, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withChunkSize(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, v,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withWindows(int send, int recv) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle);
+                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withTimeouts(Duration peer, Duration connect, Duration beat) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle);
+                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withShutdownTimeout(Duration v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth);
     }
 
     public EngineConfig withIdle(IdlePolicy v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, v);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, v,
+                controlTls, controlTlsClientAuth);
+    }
+
+    /**
+     * TLS on the control stream with {@code context} (null: plain TCP); {@code requireClientAuth} makes
+     * accepted streams demand a client certificate.
+     */
+    public EngineConfig withControlTls(SSLContext context, boolean requireClientAuth) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                context, requireClientAuth);
     }
 
     private static void require(boolean ok, String message) {

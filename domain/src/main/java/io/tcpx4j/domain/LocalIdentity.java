@@ -1,14 +1,14 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.domain.protocol.ConnInfo;
+import io.tcpx4j.domain.protocol.ControlFrame;
 
-import java.security.MessageDigest;
 import java.security.SecureRandom;
 
 /**
  * Who this engine is to its peers: its name, a random incarnation that changes with every start of
- * the process (so a peer can tell a restart from a reconnect), and the connection secret a peer must
- * prove it holds before any data moves.
+ * the process (so a peer can tell a restart from a reconnect), the connection secret a peer must
+ * prove it holds before any data moves, and the source of the handshake's nonces.
  *
  * <p>Immutable and thread-safe.
  */
@@ -17,9 +17,9 @@ final class LocalIdentity {
     private final String name;
     private final long incarnation;
     private final byte[] secret;
+    private final SecureRandom random = new SecureRandom();
 
     LocalIdentity(String name) {
-        SecureRandom random = new SecureRandom();
         byte[] s = new byte[ConnInfo.SECRET_BYTES];
         random.nextBytes(s);
         this.name = name;
@@ -40,8 +40,10 @@ final class LocalIdentity {
         return secret.clone();
     }
 
-    /** Constant-time comparison, so a peer cannot learn the secret byte by byte from timing. */
-    boolean secretMatches(byte[] candidate) {
-        return MessageDigest.isEqual(secret, candidate);
+    /** A fresh random handshake nonce ({@link ControlFrame#NONCE_BYTES} bytes). */
+    byte[] nonce() {
+        byte[] n = new byte[ControlFrame.NONCE_BYTES];
+        random.nextBytes(n);
+        return n;
     }
 }

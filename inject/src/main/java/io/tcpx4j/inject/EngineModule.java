@@ -39,6 +39,10 @@ import java.util.Objects;
  *       {@code OptionalBinder.setBinding()}.</li>
  * </ul>
  * Required from elsewhere: {@link NetTransport}. {@code configure()} does no I/O.
+ *
+ * <p>TLS on the control stream travels inside the configuration
+ * ({@link EngineConfig#withControlTls}, an {@code SSLContext} the application builds from its own keys):
+ * this module neither loads keys nor has a knob of its own.
  */
 public final class EngineModule extends AbstractModule {
 

@@ -15,8 +15,12 @@ import java.nio.charset.StandardCharsets;
  */
 public sealed interface ControlFrame {
 
-    /** Version spoken in {@link Hello}. */
-    int PROTOCOL_VERSION = 1;
+    /** Version spoken in {@link Hello}: 2 is the challenge-response handshake (HELLO, CHALLENGE, PROOF). */
+    int PROTOCOL_VERSION = 2;
+    /** Bytes of a handshake nonce ({@link Hello}, {@link Challenge}). */
+    int NONCE_BYTES = 32;
+    /** Bytes of a handshake proof (HMAC-SHA256). */
+    int PROOF_BYTES = 32;
     /** Largest frame accepted (type + payload). */
     int MAX_FRAME = 16 * 1024 * 1024;
     /** Most descriptors in one WRITE or READ. */
@@ -27,10 +31,21 @@ public sealed interface ControlFrame {
     int MAX_CHANNELS = 64;
 
     byte HELLO = 1, HELLO_OK = 2, REJECT = 3, HANDLES = 4, WRITE = 5, WRITE_ACK = 6, READ = 7, READ_DATA = 8,
-            READ_NACK = 9, NOTIF = 10, PING = 11, BYE = 12;
+            READ_NACK = 9, NOTIF = 10, PING = 11, BYE = 12, CHALLENGE = 13, PROOF = 14;
 
-    /** Dialer to acceptor: who I am, proof that I hold your secret, channels I want. */
-    record Hello(int version, String name, long incarnation, byte[] secret, int channels) implements ControlFrame {
+    /** Dialer to acceptor: who I am, a fresh nonce, the channels I want. Carries no secret. */
+    record Hello(int version, String name, long incarnation, byte[] nonce, int channels) implements ControlFrame {
+    }
+
+    /**
+     * Acceptor to dialer, answering a {@link Hello}: the acceptor's name, its fresh nonce and its proof
+     * that it holds the secret of its conn-info (a MAC over both nonces and both names).
+     */
+    record Challenge(String name, byte[] nonce, byte[] proof) implements ControlFrame {
+    }
+
+    /** Dialer to acceptor, answering a {@link Challenge}: the dialer's proof that it holds the acceptor's secret. */
+    record Proof(byte[] proof) implements ControlFrame {
     }
 
     /** Acceptor to dialer: accepted; the channel count both use. */
@@ -86,10 +101,12 @@ public sealed interface ControlFrame {
                 int version = w.u16();
                 String name = w.name();
                 long inc = w.i64();
-                byte[] secret = w.bytes(ConnInfo.SECRET_BYTES);
+                byte[] nonce = w.bytes(NONCE_BYTES);
                 int ch = w.u8();
-                yield new Hello(version, name, inc, secret, ch);
+                yield new Hello(version, name, inc, nonce, ch);
             }
+            case CHALLENGE -> new Challenge(w.name(), w.bytes(NONCE_BYTES), w.bytes(PROOF_BYTES));
+            case PROOF -> new Proof(w.bytes(PROOF_BYTES));
             case HELLO_OK -> new HelloOk(w.name(), w.i64(), w.u8());
             case REJECT -> {
                 int status = w.i32();

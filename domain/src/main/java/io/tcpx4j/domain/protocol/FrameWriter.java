@@ -47,11 +47,32 @@ public final class FrameWriter {
         return out.putInt(1 + payload).put(type);
     }
 
-    public void hello(String name, long incarnation, byte[] secret, int channels) {
-        frame(ControlFrame.HELLO, 2 + Wire.nameSize(name) + 8 + ConnInfo.SECRET_BYTES + 1)
+    public void hello(String name, long incarnation, byte[] nonce, int channels) {
+        exactly(nonce, ControlFrame.NONCE_BYTES, "nonce");
+        frame(ControlFrame.HELLO, 2 + Wire.nameSize(name) + 8 + ControlFrame.NONCE_BYTES + 1)
                 .putShort((short) ControlFrame.PROTOCOL_VERSION);
         Wire.putName(out, name);
-        out.putLong(incarnation).put(secret).put((byte) channels);
+        out.putLong(incarnation).put(nonce).put((byte) channels);
+    }
+
+    public void challenge(String name, byte[] nonce, byte[] proof) {
+        exactly(nonce, ControlFrame.NONCE_BYTES, "nonce");
+        exactly(proof, ControlFrame.PROOF_BYTES, "proof");
+        frame(ControlFrame.CHALLENGE, Wire.nameSize(name) + ControlFrame.NONCE_BYTES + ControlFrame.PROOF_BYTES);
+        Wire.putName(out, name);
+        out.put(nonce).put(proof);
+    }
+
+    public void proof(byte[] proof) {
+        exactly(proof, ControlFrame.PROOF_BYTES, "proof");
+        frame(ControlFrame.PROOF, ControlFrame.PROOF_BYTES).put(proof);
+    }
+
+    private static void exactly(byte[] b, int n, String what) {
+        if (b.length != n) {
+            throw new TransferException(TransferException.Code.INVALID_PARAM,
+                    what + " must be " + n + " bytes, was " + b.length);
+        }
     }
 
     public void helloOk(String name, long incarnation, int channels) {

@@ -2,7 +2,6 @@ package io.tcpx4j.domain.fuzz;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameReader;
 import io.tcpx4j.domain.protocol.FrameWriter;
@@ -27,10 +26,14 @@ class ControlStreamFuzzTest {
 
     /** A valid stream of every frame type, to start the mutator deep inside the decoder. */
     static Stream<byte[]> seeds() {
-        byte[] secret = new byte[ConnInfo.SECRET_BYTES];
-        Arrays.fill(secret, (byte) 3);
+        byte[] nonce = new byte[ControlFrame.NONCE_BYTES];
+        Arrays.fill(nonce, (byte) 3);
+        byte[] proof = new byte[ControlFrame.PROOF_BYTES];
+        Arrays.fill(proof, (byte) 4);
         FrameWriter w = new FrameWriter();
-        w.hello("alpha", 42, secret, 2);
+        w.hello("alpha", 42, nonce, 2);
+        w.challenge("beta", nonce, proof);
+        w.proof(proof);
         w.helloOk("beta", 7, 2);
         w.reject(-6, "wrong connection secret");
         w.handles(new byte[][] {new byte[128], new byte[128]});
@@ -59,12 +62,12 @@ class ControlStreamFuzzTest {
         if (input.length == 0) {
             return;
         }
-        // byte 0 steers the reader: bit 0 the pre-HELLO frame cap, bits 1-3 how many reads the rest
+        // byte 0 steers the reader: bit 0 the pre-admission frame cap, bits 1-3 how many reads the rest
         // arrives in (cut at points derived from the input, so a finding replays)
         int control = input[0] & 0xFF;
         FrameReader reader = new FrameReader();
         if ((control & 1) != 0) {
-            reader.maxFrame(1024); // what Connection allows before HELLO
+            reader.maxFrame(1024); // what Connection allows before the dialer proved the secret
         }
         int reads = 1 + ((control >>> 1) & 7);
         SplittableRandom cuts = new SplittableRandom(control * 31L + input.length);

@@ -63,7 +63,13 @@ class CodecTest {
     @Test
     void framesRoundTripThroughWriterAndReader() {
         FrameWriter w = new FrameWriter();
-        w.hello("alpha", 42, SECRET, 3);
+        byte[] nonce = new byte[ControlFrame.NONCE_BYTES];
+        Arrays.fill(nonce, (byte) 5);
+        byte[] proof = new byte[ControlFrame.PROOF_BYTES];
+        Arrays.fill(proof, (byte) 6);
+        w.hello("alpha", 42, nonce, 3);
+        w.challenge("beta", SECRET, proof);
+        w.proof(proof);
         w.write(9, 4096, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);
         w.write(10, 4096, null, new long[0], new long[0], 0);
         w.read(11, new long[] {5}, new long[] {6}, 1);
@@ -90,12 +96,20 @@ class CodecTest {
                 }
                 if (f instanceof ControlFrame.Hello h) {
                     assertThat(h.name()).isEqualTo("alpha");
-                    assertThat(h.secret()).isEqualTo(SECRET);
+                    assertThat(h.nonce()).isEqualTo(nonce);
                     assertThat(h.channels()).isEqualTo(3);
+                }
+                if (f instanceof ControlFrame.Challenge c) {
+                    assertThat(c.name()).isEqualTo("beta");
+                    assertThat(c.nonce()).isEqualTo(SECRET);
+                    assertThat(c.proof()).isEqualTo(proof);
+                }
+                if (f instanceof ControlFrame.Proof pr) {
+                    assertThat(pr.proof()).isEqualTo(proof);
                 }
             }
         }
-        assertThat(frames).isEqualTo(9);
+        assertThat(frames).isEqualTo(11);
     }
 
     @Test
@@ -112,7 +126,7 @@ class CodecTest {
         for (int i = 0; i < 20_000; i++) {
             byte[] junk = new byte[rnd.nextInt(64)];
             rnd.nextBytes(junk);
-            int type = rnd.nextInt(14);
+            int type = rnd.nextInt(16);
             try {
                 ControlFrame.decode(type, ByteBuffer.wrap(junk));
             } catch (TransferException e) {

@@ -13,6 +13,8 @@ import io.tcpx4j.domain.protocol.FrameWriter;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 import io.tcpx4j.transport.loopback.LoopbackTransport;
 
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -20,8 +22,13 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
@@ -32,6 +39,8 @@ import java.util.function.Supplier;
  * <p>Not thread-safe.
  */
 final class HostileClient implements AutoCloseable {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Socket socket;
     private final InputStream in;
@@ -44,7 +53,11 @@ final class HostileClient implements AutoCloseable {
     RecvComm recv;
 
     HostileClient(ConnInfo target) throws IOException {
-        socket = new Socket(target.host(), target.port());
+        this(target.host(), target.port());
+    }
+
+    HostileClient(String host, int port) throws IOException {
+        socket = new Socket(host, port);
         socket.setTcpNoDelay(true);
         in = socket.getInputStream();
         out = socket.getOutputStream();
@@ -67,12 +80,18 @@ final class HostileClient implements AutoCloseable {
         return this;
     }
 
-    /** The next frame within {@code timeout}; null at end of stream (the engine dropped us). */
+    /**
+     * The next frame within {@code timeout}, keep-alives (PING) skipped; null at end of stream (the engine
+     * dropped us).
+     */
     ControlFrame next(Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         byte[] buf = new byte[64 * 1024];
         while (true) {
             ControlFrame f = reader.next();
+            if (f instanceof ControlFrame.Ping) {
+                continue;
+            }
             if (f != null) {
                 return f;
             }
@@ -109,9 +128,50 @@ final class HostileClient implements AutoCloseable {
         return false;
     }
 
-    /** HELLO with {@code secret}; returns HELLO_OK's follower, the engine's HANDLES. */
+    /** Sends HELLO as {@code name} with a fresh random nonce; returns the nonce. */
+    byte[] hello(String name) throws IOException {
+        byte[] nonce = new byte[ControlFrame.NONCE_BYTES];
+        RANDOM.nextBytes(nonce);
+        writer.hello(name, 1234, nonce, 1);
+        flush();
+        return nonce;
+    }
+
+    /** The next frame, which must be the engine's CHALLENGE. */
+    ControlFrame.Challenge challenge() throws IOException {
+        ControlFrame c = next(Duration.ofSeconds(10));
+        if (!(c instanceof ControlFrame.Challenge challenge)) {
+            throw new AssertionError("expected CHALLENGE, got " + c);
+        }
+        return challenge;
+    }
+
+    /**
+     * The handshake's proof, computed here from the protocol's definition (not with the engine's code):
+     * HMAC-SHA256 keyed with the acceptor's secret over label, dialer nonce, acceptor nonce, dialer name
+     * and acceptor name, each preceded by its length as a big-endian u32.
+     */
+    static byte[] proof(byte[] secret, String label, byte[] dialerNonce, byte[] acceptorNonce, String dialer,
+                        String acceptor) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            for (byte[] f : new byte[][] {label.getBytes(StandardCharsets.UTF_8), dialerNonce, acceptorNonce,
+                    dialer.getBytes(StandardCharsets.UTF_8), acceptor.getBytes(StandardCharsets.UTF_8)}) {
+                mac.update(ByteBuffer.allocate(4).putInt(f.length).array());
+                mac.update(f);
+            }
+            return mac.doFinal();
+        } catch (GeneralSecurityException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** HELLO, CHALLENGE, then PROOF computed with {@code secret}; returns HELLO_OK's follower, the engine's HANDLES. */
     ControlFrame.Handles admit(String name, byte[] secret) throws IOException {
-        writer.hello(name, 1234, secret, 1);
+        byte[] nonce = hello(name);
+        ControlFrame.Challenge c = challenge();
+        writer.proof(proof(secret, "tcpx4j dialer", nonce, c.nonce(), name, c.name()));
         flush();
         ControlFrame ok = next(Duration.ofSeconds(10));
         if (!(ok instanceof ControlFrame.HelloOk)) {
@@ -122,6 +182,22 @@ final class HostileClient implements AutoCloseable {
             throw new AssertionError("expected HANDLES, got " + h);
         }
         return handles;
+    }
+
+    /** Splits a recorded control stream into its frames, each with its length prefix. */
+    static List<byte[]> frames(byte[] stream) {
+        List<byte[]> frames = new ArrayList<>();
+        ByteBuffer b = ByteBuffer.wrap(stream);
+        while (b.remaining() >= 4) {
+            int len = b.getInt(b.position());
+            if (len < 1 || b.remaining() < 4 + len) {
+                break;
+            }
+            byte[] f = new byte[4 + len];
+            b.get(f);
+            frames.add(f);
+        }
+        return frames;
     }
 
     /** Opens the one data channel both ways, as an honest engine would. */

@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A hostile peer on the control port ({@link HostileClient}): wrong or missing secrets, frames before
- * HELLO, oversized, truncated and garbage frames, and, once admitted with the right secret, READs and
+ * A hostile peer on the control port ({@link HostileClient}): wrong, replayed or truncated proofs,
+ * replays of a recorded honest handshake, a fake acceptor, frames before HELLO, oversized, truncated and
+ * garbage frames, and, once admitted with the right secret, READs and
  * WRITEs (with their data pushed) at addresses outside the registered regions. The target's memory
  * (its region and unregistered guard bands on both sides) must stay byte-identical, and the target
  * must keep serving an honest peer after each attack.
@@ -128,29 +129,71 @@ class HostilePeerIT {
         return ByteBuffer.allocate(5 + payload.length).putInt(declaredLength).put((byte) type).put(payload).array();
     }
 
+    private static final String DIALER = "tcpx4j dialer";
+
+    /** The PROOF an attacker sends, given its HELLO's nonce and the engine's CHALLENGE. */
+    private interface Prover {
+        byte[] proof(byte[] dialerNonce, ControlFrame.Challenge c);
+    }
+
+    /** HELLO, CHALLENGE, the prover's PROOF and {@code behind}: REJECT(NOT_ALLOWED), then the close. */
+    private void refusedAfterProof(HostileClient c, String name, Prover prover, byte[] behind) throws Exception {
+        byte[] nonce = c.hello(name);
+        ControlFrame.Challenge ch = c.challenge();
+        c.writer.proof(prover.proof(nonce, ch));
+        c.flush();
+        if (behind != null) {
+            c.raw(behind);
+        }
+        ControlFrame f = c.next(Duration.ofSeconds(10));
+        assertThat(f).as("answer to a wrong proof").isInstanceOf(ControlFrame.Reject.class);
+        assertThat(((ControlFrame.Reject) f).nixlStatus()).isEqualTo(NOT_ALLOWED);
+        assertThat(c.next(Duration.ofSeconds(10))).as("then the stream closes, nothing else").isNull();
+    }
+
     @Test
-    void wrongSecretIsRejectedBeforeAnythingMoves() throws Exception {
+    void wrongProofsAreRejectedBeforeAnythingMoves() throws Exception {
         byte[] wrong = secret();
         wrong[0] ^= 1;
         try (HostileClient c = connect()) {
-            c.writer.hello("mallory", 1, wrong, 1);
-            c.writer.read(1, new long[] {region}, new long[] {REGION}, 1); // pipelined behind the HELLO
+            // a READ pipelined behind the PROOF gets no answer
+            refusedAfterProof(c, "mallory", (n, ch) -> HostileClient.proof(wrong, DIALER, n, ch.nonce(), "mallory", ch.name()),
+                    readFrame(1, new long[] {region}, new long[] {REGION}));
+        }
+        // a READ pipelined behind the HELLO, before any proof: at most the CHALLENGE, then the close
+        try (HostileClient c = connect()) {
+            c.writer.hello("mallory", 1, new byte[ControlFrame.NONCE_BYTES], 1);
+            c.writer.read(1, new long[] {region}, new long[] {REGION}, 1);
             c.flush();
             ControlFrame f = c.next(Duration.ofSeconds(10));
-            assertThat(f).isInstanceOf(ControlFrame.Reject.class);
-            assertThat(((ControlFrame.Reject) f).nixlStatus()).isEqualTo(NOT_ALLOWED);
-            assertThat(c.next(Duration.ofSeconds(10))).as("then the stream closes, nothing else").isNull();
-        }
-        // random secrets too
-        for (int i = 0; i < 20; i++) {
-            byte[] random = new byte[ConnInfo.SECRET_BYTES];
-            new SecureRandom().nextBytes(random);
-            try (HostileClient c = connect()) {
-                c.writer.hello("mallory", 1, random, 1);
-                c.flush();
-                assertThat(c.next(Duration.ofSeconds(10))).isInstanceOf(ControlFrame.Reject.class);
-                assertThat(c.next(Duration.ofSeconds(10))).isNull();
+            if (f instanceof ControlFrame.Challenge) {
+                f = c.next(Duration.ofSeconds(10));
             }
+            assertThat(f).as("READ instead of PROOF: dropped, nothing answered").isNull();
+        }
+        // the right secret over another name, the acceptor's own proof sent back, a proof of the wrong role
+        try (HostileClient c = connect()) {
+            refusedAfterProof(c, "mallory", (n, ch) -> HostileClient.proof(secret(), DIALER, n, ch.nonce(), "friend", ch.name()), null);
+        }
+        try (HostileClient c = connect()) {
+            refusedAfterProof(c, "mallory", (n, ch) -> ch.proof(), null);
+        }
+        try (HostileClient c = connect()) {
+            refusedAfterProof(c, "mallory", (n, ch) -> HostileClient.proof(secret(), "tcpx4j acceptor", n, ch.nonce(), "mallory", ch.name()), null);
+        }
+        // random proofs too
+        for (int i = 0; i < 20; i++) {
+            try (HostileClient c = connect()) {
+                refusedAfterProof(c, "mallory", (n, ch) -> {
+                    byte[] random = new byte[ControlFrame.PROOF_BYTES];
+                    new SecureRandom().nextBytes(random);
+                    return random;
+                }, null);
+            }
+        }
+        // the harness has teeth: the same steps with the right secret are admitted
+        try (HostileClient c = connect()) {
+            assertThat(c.admit("mallory", secret()).handles().length).isEqualTo(1);
         }
     }
 
@@ -165,16 +208,228 @@ class HostilePeerIT {
             Transfer t = liar.engine.session("target").write(List.of(src.descriptor()), List.of(Node.dram(region, 4096)), "x".getBytes());
             assertThat(Node.await(t, Duration.ofSeconds(10))).isEqualTo(TransferStatus.FAILED);
             assertThat(t.error()).get().extracting(e -> e.code()).isEqualTo(Code.NOT_ALLOWED);
+            // the target's proof does not check out under the tampered secret, so the liar stops first
+            assertThat(t.error()).get().extracting(Throwable::getMessage).asString()
+                    .contains("peer target could not prove it holds the secret from its conn-info");
+        }
+    }
+
+    /** An honest engine reads from the target through a {@link RecordingProxy}; returns {what it sent, what it got}. */
+    private byte[][] recordHonestConnection() throws Exception {
+        try (Node witness = new Node(Node.config("witness"));
+             RecordingProxy proxy = new RecordingProxy(info.host(), info.port())) {
+            witness.engine.loadPeer("target", new ConnInfo("target", info.host(), proxy.port(), secret()).encode());
+            target.publish(targetRegion, witness);
+            long dst = witness.randomRegion(4096, 9).descriptor().address();
+            Transfer r = witness.engine.session("target").read(List.of(Node.dram(dst, 4096)), List.of(Node.dram(region, 4096)), null);
+            assertThat(Node.await(r, Duration.ofSeconds(10))).as("honest READ through the relay: %s", r.error()).isEqualTo(TransferStatus.DONE);
+            assertThat(Buffers.firstDifference(dst, region, 4096)).isEqualTo(-1);
+            return new byte[][] {proxy.fromDialer(), proxy.fromAcceptor()};
+        }
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    private static int type(byte[] frame) {
+        return frame[4] & 0xFF;
+    }
+
+    private static ControlFrame decode(byte[] frame) {
+        io.tcpx4j.domain.protocol.FrameReader r = new io.tcpx4j.domain.protocol.FrameReader();
+        r.feed(frame);
+        return r.next();
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            out.writeBytes(p);
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void theSecretNeverCrossesTheWire() throws Exception {
+        byte[][] wire = recordHonestConnection();
+        List<byte[]> sent = HostileClient.frames(wire[0]);
+        List<byte[]> got = HostileClient.frames(wire[1]);
+        assertThat(sent.stream().map(HostilePeerIT::type).toList()).as("what the honest dialer sent")
+                .startsWith((int) ControlFrame.HELLO, (int) ControlFrame.PROOF, (int) ControlFrame.HANDLES, (int) ControlFrame.READ);
+        assertThat(got.stream().map(HostilePeerIT::type).toList()).as("what the target answered")
+                .startsWith((int) ControlFrame.CHALLENGE, (int) ControlFrame.HELLO_OK, (int) ControlFrame.HANDLES);
+        assertThat(indexOf(wire[0], secret())).as("the secret in the dialer's bytes").isEqualTo(-1);
+        assertThat(indexOf(wire[1], secret())).as("the secret in the target's bytes").isEqualTo(-1);
+        // the search finds a secret where there is one: the frames with a secret spliced in
+        assertThat(indexOf(concat(sent.get(0), secret(), sent.get(1)), secret())).isEqualTo(sent.get(0).length);
+        System.out.printf("[hostile] an honest connection's control stream: %d bytes sent, %d received, the secret in neither%n",
+                wire[0].length, wire[1].length);
+    }
+
+    @Test
+    void aRecordedHonestHandshakeReplayedGetsNothing() throws Exception {
+        byte[][] wire = recordHonestConnection();
+        List<byte[]> sent = HostileClient.frames(wire[0]);
+        List<byte[]> got = HostileClient.frames(wire[1]);
+        byte[] hello = sent.get(0);
+        byte[] proof = sent.get(1);
+        assertThat(type(hello)).isEqualTo(ControlFrame.HELLO);
+        assertThat(type(proof)).isEqualTo(ControlFrame.PROOF);
+        ControlFrame.Hello recordedHello = (ControlFrame.Hello) decode(hello);
+        ControlFrame.Challenge recorded = (ControlFrame.Challenge) decode(got.get(0));
+        byte[] recordedProof = ((ControlFrame.Proof) decode(proof)).proof();
+        // the recorded HELLO and PROOF, several times: each meets a fresh nonce and is refused
+        java.util.Set<String> nonces = new java.util.HashSet<>();
+        nonces.add(java.util.HexFormat.of().formatHex(recorded.nonce()));
+        for (int i = 0; i < 5; i++) {
+            try (HostileClient c = connect()) {
+                c.raw(concat(hello, proof));
+                ControlFrame.Challenge fresh = c.challenge();
+                assertThat(nonces.add(java.util.HexFormat.of().formatHex(fresh.nonce()))).as("a fresh nonce").isTrue();
+                ControlFrame f = c.next(Duration.ofSeconds(10));
+                assertThat(f).isInstanceOf(ControlFrame.Reject.class);
+                assertThat(((ControlFrame.Reject) f).nixlStatus()).isEqualTo(NOT_ALLOWED);
+                assertThat(c.next(Duration.ofSeconds(10))).isNull();
+            }
+        }
+        // the honest dialer's whole stream at once (HELLO, PROOF, HANDLES, its READ): nothing is read
+        try (HostileClient c = connect()) {
+            c.raw(wire[0]);
+            c.challenge();
+            assertThat(c.next(Duration.ofSeconds(10))).isInstanceOf(ControlFrame.Reject.class);
+            assertThat(c.next(Duration.ofSeconds(10))).isNull();
+        }
+        // everything else the transcript offers: the recorded proofs under the recorded nonce and our name,
+        // the target's recorded proof as ours, the recorded proof with the fresh nonce's bytes swapped in
+        try (HostileClient c = connect()) {
+            c.writer.hello("mallory", 1, recordedHello.nonce(), 1);
+            c.flush();
+            c.challenge();
+            c.writer.proof(recordedProof);
+            c.flush();
+            assertThat(c.next(Duration.ofSeconds(10))).isInstanceOf(ControlFrame.Reject.class);
+            assertThat(c.next(Duration.ofSeconds(10))).isNull();
+        }
+        try (HostileClient c = connect()) {
+            c.raw(hello);
+            c.challenge();
+            c.writer.proof(recorded.proof());
+            c.flush();
+            assertThat(c.next(Duration.ofSeconds(10))).isInstanceOf(ControlFrame.Reject.class);
+            assertThat(c.next(Duration.ofSeconds(10))).isNull();
+        }
+        try (HostileClient c = connect()) {
+            c.raw(hello);
+            ControlFrame.Challenge fresh = c.challenge();
+            byte[] mixed = recordedProof.clone();
+            System.arraycopy(fresh.nonce(), 0, mixed, 0, 16);
+            c.writer.proof(mixed);
+            c.flush();
+            assertThat(c.next(Duration.ofSeconds(10))).isInstanceOf(ControlFrame.Reject.class);
+            assertThat(c.next(Duration.ofSeconds(10))).isNull();
+        }
+    }
+
+    /** What a dial of a fake acceptor gave: the dialer's transfer, and every byte it sent after its HELLO. */
+    private record FakeDial(Transfer transfer, byte[] afterHello) {
+    }
+
+    /**
+     * An engine ("victim") dials a socket that holds no secret, reads the HELLO, answers {@code answer}
+     * and then records what else comes until the victim closes.
+     */
+    private static FakeDial dialFakeAcceptor(byte[] answer) throws Exception {
+        byte[] fakeSecret = new byte[ConnInfo.SECRET_BYTES];
+        new SecureRandom().nextBytes(fakeSecret);
+        try (java.net.ServerSocket fake = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+             Node victim = new Node(Node.config("victim"))) {
+            java.util.concurrent.CompletableFuture<byte[]> afterHello = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try (java.net.Socket s = fake.accept()) {
+                    s.setSoTimeout(15_000);
+                    io.tcpx4j.domain.protocol.FrameReader r = new io.tcpx4j.domain.protocol.FrameReader();
+                    byte[] buf = new byte[4096];
+                    ControlFrame f = null;
+                    while (f == null) {
+                        int n = s.getInputStream().read(buf);
+                        if (n < 0) {
+                            throw new AssertionError("no HELLO");
+                        }
+                        r.feed(java.util.Arrays.copyOf(buf, n));
+                        f = r.next();
+                    }
+                    assertThat(f).isInstanceOf(ControlFrame.Hello.class);
+                    s.getOutputStream().write(answer);
+                    // whatever the dialer sends from here on, until it closes
+                    return s.getInputStream().readAllBytes();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            victim.engine.loadPeer("impostor", new ConnInfo("impostor", "127.0.0.1", fake.getLocalPort(), fakeSecret).encode());
+            victim.engine.loadRemoteMetadata("impostor", new io.tcpx4j.domain.protocol.RegionMetadata("impostor",
+                    Node.dram(1 << 20, 4096)).encode());
+            long dst = victim.randomRegion(4096, 5).descriptor().address();
+            Transfer t = victim.engine.session("impostor").read(List.of(Node.dram(dst, 4096)), List.of(Node.dram(1 << 20, 4096)), null);
+            assertThat(Node.await(t, Duration.ofSeconds(10))).as("the victim's READ").isEqualTo(TransferStatus.FAILED);
+            return new FakeDial(t, afterHello.get(15, java.util.concurrent.TimeUnit.SECONDS));
         }
     }
 
     @Test
-    void missingSecretFramesBeforeHelloGarbageAndOversizedFramesAreDropped() throws Exception {
-        // HELLO cut short where the secret should be, the frame length consistent with the cut
-        ByteBuffer hello = ByteBuffer.allocate(2 + 1 + 7 + 8).putShort((short) 1).put((byte) 7).put("mallory".getBytes()).putLong(1);
+    void aFakeAcceptorFailsTheDialerNotAllowedBeforeItSendsAProof() throws Exception {
+        io.tcpx4j.domain.protocol.FrameWriter w = new io.tcpx4j.domain.protocol.FrameWriter();
+        byte[] nonce = new byte[ControlFrame.NONCE_BYTES];
+        byte[] proof = new byte[ControlFrame.PROOF_BYTES];
+        new SecureRandom().nextBytes(nonce);
+        new SecureRandom().nextBytes(proof);
+        w.challenge("impostor", nonce, proof);
+        ByteBuffer p = w.pending();
+        FakeDial d = dialFakeAcceptor(java.util.Arrays.copyOf(p.array(), p.limit()));
+        assertThat(d.transfer().error()).get().extracting(e -> e.code()).isEqualTo(Code.NOT_ALLOWED);
+        assertThat(d.transfer().error()).get().extracting(Throwable::getMessage).asString()
+                .contains("peer impostor could not prove it holds the secret from its conn-info");
+        assertThat(d.afterHello()).as("bytes the dialer sent after the CHALLENGE").isEmpty();
+    }
+
+    @Test
+    void aFakeAcceptorAnnouncingAHugeFrameIsDroppedAtOnce() throws Exception {
+        // 2 MiB announced, 3 bytes sent: the dialer caps frames at 1 KiB until the acceptor proved the secret
+        byte[] answer = ByteBuffer.allocate(8).putInt(2 << 20).put(ControlFrame.CHALLENGE).put(new byte[3]).array();
+        FakeDial d = dialFakeAcceptor(answer);
+        assertThat(d.transfer().error()).get().extracting(Throwable::getMessage).asString().contains("frame length");
+        assertThat(d.afterHello()).isEmpty();
+    }
+
+    @Test
+    void truncatedHandshakeFramesFramesBeforeHelloGarbageAndOversizedFramesAreDropped() throws Exception {
+        // HELLO cut short where the nonce should be, the frame length consistent with the cut
+        ByteBuffer hello = ByteBuffer.allocate(2 + 1 + 7 + 8).putShort((short) ControlFrame.PROTOCOL_VERSION).put((byte) 7).put("mallory".getBytes()).putLong(1);
         try (HostileClient c = connect()) {
             c.raw(frame(1 + hello.capacity(), ControlFrame.HELLO, hello.array()));
-            assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("HELLO without a secret").isTrue();
+            assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("HELLO without a nonce").isTrue();
+        }
+        // PROOF cut short, the frame length consistent with the cut
+        try (HostileClient c = connect()) {
+            c.hello("mallory");
+            c.challenge();
+            c.raw(frame(1 + 16, ControlFrame.PROOF, new byte[16]));
+            assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("PROOF of 16 bytes").isTrue();
+        }
+        // a PROOF without a HELLO
+        try (HostileClient c = connect()) {
+            c.writer.proof(new byte[ControlFrame.PROOF_BYTES]);
+            c.flush();
+            assertThat(c.next(Duration.ofSeconds(10))).as("PROOF before HELLO: dropped, nothing answered").isNull();
         }
         // a READ of the whole region before any HELLO
         try (HostileClient c = connect()) {
@@ -221,7 +476,7 @@ class HostilePeerIT {
     void truncatedFramesAndSilentSocketsAreDroppedNotKept() throws Exception {
         byte[] hello;
         try (HostileClient probe = connect()) {
-            probe.writer.hello("mallory", 1, secret(), 1);
+            probe.writer.hello("mallory", 1, new byte[ControlFrame.NONCE_BYTES], 1);
             ByteBuffer p = probe.writer.pending();
             hello = new byte[p.remaining()];
             p.get(hello);
