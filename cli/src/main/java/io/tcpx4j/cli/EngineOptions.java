@@ -2,7 +2,12 @@ package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.IdlePolicy;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
+
+import java.util.Locale;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,6 +30,12 @@ final class EngineOptions {
     @Option(names = "--chunk-size", paramLabel = "SIZE", defaultValue = "512K", converter = Sizes.Converter.class,
             description = "Bytes per chunk on the wire, up to 4M (TCPX holds at most 2048 4-KiB pages per receive). Default: ${DEFAULT-VALUE}.")
     long chunkSize;
+
+    @Option(names = "--idle", paramLabel = "adaptive|busy_spin|low_cpu", defaultValue = "adaptive",
+            converter = IdleConverter.class,
+            description = "How each engine's progress thread waits: adaptive (polls while data moves, blocks when"
+                    + " idle), busy_spin (one full core per engine, lowest latency) or low_cpu. Default: ${DEFAULT-VALUE}.")
+    IdlePolicy idle;
 
     @Option(names = "--bind", paramLabel = "HOST",
             description = "Interface of this engine's listeners (loopback transport). Default: 127.0.0.1 embedded;"
@@ -56,7 +67,20 @@ final class EngineOptions {
                 .withListen(bindHost, 0)
                 .withChannels(channels)
                 .withChunkSize((int) chunkSize)
+                .withIdle(idle)
                 .withShutdownTimeout(Duration.ofSeconds(2));
+    }
+
+    /** Accepts the policy names in any case, so that the flag reads like the others. */
+    static final class IdleConverter implements ITypeConverter<IdlePolicy> {
+        @Override
+        public IdlePolicy convert(String value) {
+            try {
+                return IdlePolicy.valueOf(value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException("expected adaptive, busy_spin or low_cpu, not '" + value + "'");
+            }
+        }
     }
 
     Backends.Spec spec(String bindHost) {

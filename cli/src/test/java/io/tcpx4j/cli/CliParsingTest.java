@@ -1,6 +1,7 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.IdlePolicy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -75,6 +76,25 @@ class CliParsingTest {
     }
 
     @Test
+    void idleSelectsTheEnginesIdlePolicy() {
+        assertThat(engineOptions().engineConfig("e", "127.0.0.1").idle()).isEqualTo(IdlePolicy.ADAPTIVE);
+        assertThat(engineOptions("--idle", "busy-spin").engineConfig("e", "127.0.0.1").idle())
+                .isEqualTo(IdlePolicy.BUSY_SPIN);
+        assertThat(engineOptions("--idle", "LOW_CPU").engineConfig("e", "127.0.0.1").idle())
+                .isEqualTo(IdlePolicy.LOW_CPU);
+    }
+
+    private static EngineOptions engineOptions(String... args) {
+        CommandLine cl = Main.commandLine(Cli.io(new ByteArrayOutputStream(), new ByteArrayOutputStream(), Map.of()));
+        String[] full = new String[args.length + 1];
+        full[0] = "bench";
+        System.arraycopy(args, 0, full, 1, args.length);
+        CommandLine.ParseResult r = cl.parseArgs(full);
+        BenchCommand cmd = r.subcommand().commandSpec().commandLine().getCommand();
+        return cmd.engine;
+    }
+
+    @Test
     void rolesTakeTheirAddresses() {
         assertThat(bench("--role", "target", "--listen", "127.0.0.1:0").mode()).isEqualTo(BenchSettings.Mode.TARGET);
         assertThat(bench("--role", "initiator", "--peer", "127.0.0.1:7117").mode()).isEqualTo(BenchSettings.Mode.INITIATOR);
@@ -98,6 +118,7 @@ class CliParsingTest {
         "bench --channels 65",
         "bench --chunk-size 8M",
         "bench --chunk-size 0",
+        "bench --idle sometimes",
         "bench --peer 127.0.0.1:1",
         "bench --listen 127.0.0.1:1",
         "bench --role initiator",
