@@ -16,6 +16,8 @@ class ChunkPlan {
     final LocalRegion[] regions;
     final int chunkSize;
     final long chunks;
+    /** Whether the chunks are drained into a discard buffer instead of this plan's regions. */
+    private final boolean discards;
 
     // cursor of the next chunk to post
     private int desc;
@@ -24,6 +26,11 @@ class ChunkPlan {
     long completed;
 
     ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize) {
+        this(xferId, addresses, lengths, regions, chunkSize, false);
+    }
+
+    ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, boolean discards) {
+        this.discards = discards;
         this.xferId = xferId;
         this.addresses = addresses;
         this.lengths = lengths;
@@ -81,8 +88,8 @@ class ChunkPlan {
     }
 
     /** Whether the chunks are drained into a discard buffer instead of this plan's regions. */
-    boolean discards() {
-        return false;
+    final boolean discards() {
+        return discards;
     }
 
     /** Unpins every region this plan pinned. */

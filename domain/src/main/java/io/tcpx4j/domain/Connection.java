@@ -47,7 +47,8 @@ final class Connection {
     private long lastSendNanos;
     private long lastControlPoll;
     private int dataWork;
-    private volatile DataPath data;
+    /** Set once on the agent; stats() reads it racily (DataPath's own fields are final). */
+    private DataPath data;
     private boolean failed;
 
     private Connection(EngineContext ctx, ConnectionEvents events, ControlStream control, String peerName,

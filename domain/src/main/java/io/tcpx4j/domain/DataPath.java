@@ -225,7 +225,11 @@ final class DataPath {
             if (req == null) {
                 break;
             }
-            ring.add(op, req, address, region.range.kind());
+            if (lane.sends) {
+                ring.add(op, req);
+            } else {
+                ring.add(op, req, address, region.range.kind());
+            }
             op.advance();
             lane.seq++;
             work++;
@@ -249,8 +253,7 @@ final class DataPath {
             Channel ch = channels.get(i);
             NetRequest req;
             while ((req = ch.tx.untested()) != null && transport.test(req)) {
-                ch.tx.markTested(false);
-                OutOp op = (OutOp) ch.tx.retire();
+                OutOp op = (OutOp) ch.tx.retireUntested();
                 op.completed++;
                 work++;
                 if (op.allCompleted()) {

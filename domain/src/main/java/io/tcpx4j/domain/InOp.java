@@ -16,14 +16,9 @@ final class InOp extends ChunkPlan {
 
     InOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize,
          byte[] notification, int refusal) {
-        super(xferId, addresses, lengths, regions, chunkSize);
+        super(xferId, addresses, lengths, regions, chunkSize, refusal != 0);
         this.xfer = xfer;
         this.notification = notification;
         this.refusal = refusal;
-    }
-
-    @Override
-    boolean discards() {
-        return refusal != 0;
     }
 }

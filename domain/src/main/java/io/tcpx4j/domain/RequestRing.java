@@ -37,7 +37,15 @@ final class RequestRing {
         return count;
     }
 
-    /** Records a posted request for chunk {@code plan.posted} of {@code plan}. */
+    /** Records a posted send. */
+    void add(ChunkPlan plan, NetRequest request) {
+        int s = slot(head, count);
+        plans[s] = plan;
+        requests[s] = request;
+        count++;
+    }
+
+    /** Records a posted receive into {@code destination} (memory of {@code kind}). */
     void add(ChunkPlan plan, NetRequest request, long destination, MemoryKind kind) {
         int s = slot(head, count);
         plans[s] = plan;
@@ -93,6 +101,19 @@ final class RequestRing {
 
     NetRequest headRequest() {
         return requests[head];
+    }
+
+    /**
+     * Removes the oldest request, which just tested complete and waits for nothing (a send), and
+     * returns its plan. Only while no earlier request waits to be retired.
+     */
+    ChunkPlan retireUntested() {
+        ChunkPlan plan = plans[head];
+        plans[head] = null;
+        requests[head] = null;
+        head = slot(head, 1);
+        count--;
+        return plan;
     }
 
     /** Removes the oldest request, which must have tested complete, and returns its plan. */
