@@ -1,0 +1,66 @@
+#!/bin/bash
+# Latency, idle CPU and host-path A/B of tcpx4j builds, run on the device machine from the folder
+# latency-bundle.sh made. Variants are the folders under v/ (VARIANTS picks, in that order).
+#
+#   latency.sh STAGE...
+#     ab     ROUNDS rounds (default 3) of: every variant's `tcpx4j bench` rows 4 KiB and 64 KiB batch 1
+#            (ITERS iterations, default 4000, the first 4 KiB row discarded as JIT warm-up) and 64 KiB x 64,
+#            unpinned and pinned to 2 CPUs; then tcp_pingpong.py (4 KiB) unpinned and pinned
+#     two    the same rows between two processes (serve + bench --role initiator) per variant
+#     idle   every variant's `serve` at once, idle, CPU time from /proc over IDLE_S seconds (default 60)
+#     raw    EngineVsRawBench per variant (RAW_ROUNDS rounds, default 7, after 2 warm-up)
+#     jmh    ChunkPathBench.chunk per variant (JMH, 2 forks, 5 warm-up and 8 measured iterations of 1 s)
+set -u
+cd "$(dirname "$0")"
+J=$PWD/jre/bin/java
+variants=${VARIANTS:-$(ls v)}
+cp_of() { echo "v/$1/*:lib/*"; }
+log() { echo "== $(date -u +%H:%M:%S) $*"; }
+nproc
+for stage in "$@"; do case $stage in
+ab)
+  for round in $(seq "${ROUNDS:-3}"); do for pin in "" "taskset -c 0,1"; do for v in $variants; do
+    log "ab $v round $round pin=[$pin]"
+    $pin $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 4K,4K,64K --iterations "${ITERS:-4000}" \
+        --warmup 500 2>&1 | tail -3 | head -2
+    $pin $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 64K --batch-sizes 64 --iterations 200 \
+        --warmup 20 2>&1 | tail -2 | head -1
+  done; done; done
+  python3 tcp_pingpong.py 4096 5000
+  taskset -c 0,1 python3 tcp_pingpong.py 4096 5000 ;;
+two)
+  for v in $variants; do
+    log "two processes, $v"
+    port=$((7200 + RANDOM % 500))
+    $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
+    sp=$!
+    sleep 2
+    $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
+        --block-sizes 4K,64K,1M --iterations 2000 --warmup 200 2>&1 | tail -4
+    kill $sp; wait $sp 2>/dev/null
+  done ;;
+idle)
+  log "idle serve, CPU over ${IDLE_S:-60} s"
+  port=7800; pids=""
+  for v in $variants; do
+    port=$((port + 1))
+    $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
+    pids="$pids $v:$!"
+  done
+  sleep 5
+  declare -A t0
+  for pv in $pids; do p=${pv#*:}; t0[$p]=$(awk '{print $14+$15}' /proc/$p/stat); done
+  sleep "${IDLE_S:-60}"
+  hz=$(getconf CLK_TCK)
+  for pv in $pids; do
+    v=${pv%%:*}; p=${pv#*:}
+    d=$(( $(awk '{print $14+$15}' /proc/$p/stat) - t0[$p] ))
+    echo "idle serve $v: $d ticks in ${IDLE_S:-60} s = $(awk -v d=$d -v hz=$hz -v s=${IDLE_S:-60} 'BEGIN{printf "%.2f", 100*d/hz/s}') % of a core"
+    kill $p
+  done ;;
+raw)
+  for v in $variants; do log "EngineVsRawBench $v"; $J -cp "$(cp_of $v)" io.tcpx4j.it.bench.EngineVsRawBench "${RAW_ROUNDS:-7}" 2 2>&1 | grep -E "^(layout|[12]x)"; done ;;
+jmh)
+  for v in $variants; do log "ChunkPathBench $v"; $J -cp "$(cp_of $v)" org.openjdk.jmh.Main 'ChunkPathBench.chunk' -f 2 -wi 5 -i 8 -w 1 -r 1 -prof gc 2>&1 | grep -E "^ChunkPathBench.chunk |alloc.rate.norm"; done ;;
+*) echo "unknown stage $stage" >&2; exit 2 ;;
+esac; done
