@@ -14,11 +14,9 @@ import java.nio.channels.SocketChannel;
  * the handshake and the announcements, plus the {@link DataPath} of C data channels once the handshake
  * is done.
  *
- * <p>The dialer sends HELLO (its name, incarnation, channel count and a nonce); the acceptor answers
- * CHALLENGE with its proof of the secret from its conn-info; the dialer checks that proof and answers
- * PROOF; the acceptor checks it ({@link Handshake}), admits the connection through
- * {@link ConnectionEvents#admit} (crossing dials) and answers HELLO_OK or REJECT. Nothing else is read
- * from the dialer before its proof is checked. Both sides then exchange their channels' handles.
+ * <p>The states follow the {@link Handshake} (HELLO, CHALLENGE, PROOF; then the acceptor admits the
+ * connection through {@link ConnectionEvents#admit} and answers HELLO_OK or REJECT); both sides then
+ * exchange their channels' handles.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()} and
  * {@link #liveOps()} (racy reads for stats).
@@ -156,12 +154,10 @@ final class Connection {
     }
 
     private int setUpChannels(long now) {
-        if (data.isReady()) {
-            return 0;
-        }
+        boolean wasReady = data.isReady();
         int work = data.setUp();
-        if (data.isReady()) {
-            lastRecvNanos = now;
+        if (!wasReady && data.isReady()) {
+            lastRecvNanos = now; // the peer's silence is measured from when the channels are up
         }
         return work;
     }
@@ -250,19 +246,10 @@ final class Connection {
     }
 
     private void onEstablishedFrame(ControlFrame f) {
-        if (f instanceof ControlFrame.Handles h) {
-            data.onHandles(h);
-        } else if (f instanceof ControlFrame.Write w) {
-            data.onWrite(w);
-        } else if (f instanceof ControlFrame.WriteAck a) {
-            data.onWriteAck(a);
-        } else if (f instanceof ControlFrame.Read r) {
-            data.onRead(r);
-        } else if (f instanceof ControlFrame.ReadData d) {
-            data.onReadData(d);
-        } else if (f instanceof ControlFrame.ReadNack n) {
-            data.onReadNack(n);
-        } else if (f instanceof ControlFrame.Notif n) {
+        if (data.onFrame(f)) {
+            return;
+        }
+        if (f instanceof ControlFrame.Notif n) {
             events.deliver(n.message());
         } else if (f instanceof ControlFrame.Ping) {
             // lastRecvNanos already moved

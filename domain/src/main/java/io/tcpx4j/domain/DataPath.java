@@ -2,9 +2,6 @@ package io.tcpx4j.domain;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.port.out.Comm;
-import io.tcpx4j.domain.port.out.MemoryRegistration;
-import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.domain.protocol.ControlFrame;
@@ -21,7 +18,8 @@ import java.util.function.Consumer;
 
 /**
  * The data side of an established connection: its channels, the transfers announced in both
- * directions and the chunks of each on the transport.
+ * directions, and what happens when their last chunk completed ({@link ChunkPipeline} moves the
+ * chunks).
  *
  * <p>For each direction the data sender is the only ordering authority: it writes a WRITE or
  * READ_DATA frame announcing a chunk sequence, then posts the sends; chunk k of the direction's
@@ -30,26 +28,22 @@ import java.util.function.Consumer;
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
-final class DataPath {
+final class DataPath implements ChunkPipeline.Completions {
 
     private static final System.Logger LOG = System.getLogger(DataPath.class.getName());
 
     private final String engineName;
     private final String peerName;
     private final EngineConfig cfg;
-    private final NetTransport transport;
-    private final Unpacker unpacker;
     private final RegionRegistry registry;
     private final FrameWriter writer;
     private final Consumer<byte[]> deliver;
 
     private final ChannelGroup channels;
-    private final Lane out;
-    private final Lane in;
+    private final ChunkPipeline pipeline;
     private final Map<Long, OutOp> awaitingAck = new HashMap<>();
     private final Map<Long, Post> awaitingData = new HashMap<>();
     private final Set<ChunkPlan> live = Collections.newSetFromMap(new IdentityHashMap<>());
-    private final Set<RegistrationGroup> registered = Collections.newSetFromMap(new IdentityHashMap<>());
 
     /** {@code deliver} takes the notifications that arrive for this engine. */
     DataPath(String engineName, String peerName, EngineConfig cfg, NetTransport transport, Unpacker unpacker,
@@ -57,14 +51,11 @@ final class DataPath {
         this.engineName = engineName;
         this.peerName = peerName;
         this.cfg = cfg;
-        this.transport = transport;
-        this.unpacker = unpacker;
         this.registry = registry;
         this.writer = writer;
         this.deliver = deliver;
         this.channels = channels;
-        this.out = new Lane(true, cfg.sendWindow());
-        this.in = new Lane(false, cfg.recvWindow());
+        this.pipeline = new ChunkPipeline(transport, unpacker, registry, channels, cfg, this);
     }
 
     /** Channel set-up until every comm is up; returns work done. */
@@ -76,8 +67,24 @@ final class DataPath {
         return channels.isReady();
     }
 
-    void onHandles(ControlFrame.Handles h) {
-        channels.peerHandles(h.handles());
+    /** Takes a frame of the data protocol; false if {@code f} is not one. */
+    boolean onFrame(ControlFrame f) {
+        if (f instanceof ControlFrame.Handles h) {
+            channels.peerHandles(h.handles());
+        } else if (f instanceof ControlFrame.Write w) {
+            onWrite(w);
+        } else if (f instanceof ControlFrame.WriteAck a) {
+            onWriteAck(a);
+        } else if (f instanceof ControlFrame.Read r) {
+            onRead(r);
+        } else if (f instanceof ControlFrame.ReadData d) {
+            onReadData(d);
+        } else if (f instanceof ControlFrame.ReadNack n) {
+            onReadNack(n);
+        } else {
+            return false;
+        }
+        return true;
     }
 
     // ------------------------------------------------------------------ announcements
@@ -91,7 +98,7 @@ final class DataPath {
             awaitingAck.put(op.xferId, op);
             live.add(op);
             if (op.chunks > 0) {
-                out.queue.add(op);
+                pipeline.send(op);
             }
         } else {
             writer.read(p.xfer().id, p.remoteAddresses(), p.lengths(), n);
@@ -99,7 +106,7 @@ final class DataPath {
         }
     }
 
-    void onWrite(ControlFrame.Write w) {
+    private void onWrite(ControlFrame.Write w) {
         checkChunk(w.chunkSize());
         LocalRegion[] regions = new LocalRegion[w.lengths().length];
         int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
@@ -112,7 +119,7 @@ final class DataPath {
         receive(op);
     }
 
-    void onWriteAck(ControlFrame.WriteAck a) {
+    private void onWriteAck(ControlFrame.WriteAck a) {
         OutOp op = awaitingAck.get(a.xfer());
         if (op == null || op.acked) {
             throw disconnect("WRITE_ACK for unknown transfer " + a.xfer());
@@ -122,7 +129,7 @@ final class DataPath {
         maybeFinishWrite(op);
     }
 
-    void onRead(ControlFrame.Read r) {
+    private void onRead(ControlFrame.Read r) {
         LocalRegion[] regions = new LocalRegion[r.lengths().length];
         int refusal = registry.admitRemoteAccess(r.addresses(), r.lengths(), regions);
         if (refusal != 0) {
@@ -137,11 +144,11 @@ final class DataPath {
             op.releaseRegions();
         } else {
             live.add(op);
-            out.queue.add(op);
+            pipeline.send(op);
         }
     }
 
-    void onReadData(ControlFrame.ReadData d) {
+    private void onReadData(ControlFrame.ReadData d) {
         checkChunk(d.chunkSize());
         Post p = awaitingData.remove(d.xfer());
         if (p == null) {
@@ -151,7 +158,7 @@ final class DataPath {
                 p.notification(), 0));
     }
 
-    void onReadNack(ControlFrame.ReadNack n) {
+    private void onReadNack(ControlFrame.ReadNack n) {
         Post p = awaitingData.remove(n.xfer());
         if (p == null) {
             throw disconnect("READ_NACK for unknown transfer " + n.xfer());
@@ -166,7 +173,7 @@ final class DataPath {
         if (op.chunks == 0) {
             finishIn(op);
         } else {
-            in.queue.add(op);
+            pipeline.receive(op);
         }
     }
 
@@ -178,95 +185,24 @@ final class DataPath {
 
     // ------------------------------------------------------------------ progress
 
-    /** One pass over the transport: completions first, so that freed slots are posted again at once. */
+    /** One pass over the transport; returns work done. */
     int progress() {
-        if (!channels.isReady()) {
-            return 0;
-        }
-        int work = testSends();
-        work += testReceives();
-        work += consumeReceives();
-        work += post(in);
-        work += post(out);
-        return work;
+        return pipeline.progress();
     }
 
-    /** Posts the lane's next chunks while windows and the transport allow. */
-    private int post(Lane lane) {
-        int work = 0;
-        int c = channels.size();
-        while (!lane.queue.isEmpty()) {
-            ChunkPlan op = lane.queue.peek();
-            if (!op.hasNext()) {
-                lane.queue.poll();
-                continue;
-            }
-            Channel ch = channels.get((int) (lane.seq % c));
-            RequestRing ring = lane.ring(ch);
-            if (ring.count() >= lane.window) {
-                break;
-            }
-            int len = op.nextLength();
-            LocalRegion region;
-            long address;
-            if (op.discards()) {
-                region = registry.discardRegion();
-                address = region.range.address();
-            } else {
-                region = op.regions[op.nextDesc()];
-                address = op.nextAddress();
-            }
-            NetRequest req;
-            if (lane.sends) {
-                req = transport.isend(ch.send, address, len, (int) lane.seq, registration(region.group, ch.send));
-            } else {
-                req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(region.group, ch.recv));
-            }
-            if (req == null) {
-                break;
-            }
-            if (lane.sends) {
-                ring.add(op, req);
-            } else {
-                ring.add(op, req, address, region.range.kind());
-            }
-            op.advance();
-            lane.seq++;
-            work++;
+    @Override
+    public void sent(OutOp op) {
+        if (op.xfer != null) {
+            maybeFinishWrite(op);
+        } else {
+            live.remove(op);
+            op.releaseRegions();
         }
-        return work;
     }
 
-    /** The group's registration on {@code comm}, registering it there on first use. */
-    private MemoryRegistration registration(RegistrationGroup group, Comm comm) {
-        MemoryRegistration mr = group.on(comm);
-        if (mr == null) {
-            mr = group.register(transport, comm);
-            registered.add(group);
-        }
-        return mr;
-    }
-
-    private int testSends() {
-        int work = 0;
-        for (int i = 0; i < channels.size(); i++) {
-            Channel ch = channels.get(i);
-            NetRequest req;
-            while ((req = ch.tx.untested()) != null && transport.test(req)) {
-                OutOp op = (OutOp) ch.tx.retireUntested();
-                op.completed++;
-                work++;
-                if (op.allCompleted()) {
-                    if (op.xfer != null) {
-                        maybeFinishWrite(op);
-                    } else {
-                        live.remove(op);
-                        op.releaseRegions();
-                    }
-                }
-            }
-        }
-        return work;
+    @Override
+    public void received(InOp op) {
+        finishIn(op);
     }
 
     private void maybeFinishWrite(OutOp op) {
@@ -282,53 +218,6 @@ final class DataPath {
             op.xfer.fail(new TransferException(Code.ofNixlStatus(op.ackStatus),
                     "peer " + peerName + " refused the WRITE (a remote range is outside its registered memory?)"));
         }
-    }
-
-    private int testReceives() {
-        int work = 0;
-        boolean added = false;
-        for (int i = 0; i < channels.size(); i++) {
-            Channel ch = channels.get(i);
-            NetRequest req;
-            while ((req = ch.rx.untested()) != null && transport.test(req)) {
-                boolean unpack = !ch.rx.untestedPlan().discards() && req.fragmentCount() > 0;
-                if (unpack) {
-                    unpacker.add(req, ch.rx.untestedDestination(), ch.rx.untestedKind());
-                    added = true;
-                }
-                ch.rx.markTested(unpack);
-                work++;
-            }
-        }
-        if (added) {
-            // one batch (one kernel launch on a GPU) for everything that completed in this pass
-            long ticket = unpacker.submit();
-            for (int i = 0; i < channels.size(); i++) {
-                channels.get(i).rx.assignTicket(ticket);
-            }
-        }
-        return work;
-    }
-
-    private int consumeReceives() {
-        int work = 0;
-        for (int i = 0; i < channels.size(); i++) {
-            Channel ch = channels.get(i);
-            while (ch.rx.hasTested()) {
-                long ticket = ch.rx.headTicket();
-                if (ticket != 0 && !unpacker.isDone(ticket)) {
-                    break;
-                }
-                transport.consumed(ch.recv, ch.rx.headRequest());
-                InOp op = (InOp) ch.rx.retire();
-                op.completed++;
-                work++;
-                if (op.allCompleted()) {
-                    finishIn(op);
-                }
-            }
-        }
-        return work;
     }
 
     private void finishIn(InOp op) {
@@ -367,20 +256,17 @@ final class DataPath {
         }
         awaitingData.clear();
         awaitingAck.clear();
-        out.queue.clear();
-        in.queue.clear();
-        channels.close(registered);
-        registered.clear();
+        pipeline.close();
     }
 
     /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
     int outstandingRequests() {
-        return channels.outstandingRequests();
+        return pipeline.outstandingRequests();
     }
 
     /** Whether nothing is on the transport or waiting to be posted (announced transfers may await frames). */
     boolean quiet() {
-        return out.queue.isEmpty() && in.queue.isEmpty() && channels.outstandingRequests() == 0;
+        return pipeline.quiet();
     }
 
     /** Transfers in flight (announced or awaiting their data); a racy read from any thread. */

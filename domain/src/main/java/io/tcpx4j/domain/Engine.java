@@ -14,12 +14,6 @@ import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -46,7 +40,6 @@ public final class Engine implements TransferEngine {
     /** New control connections are rare: no accept system call on every duty cycle. */
     private static final long ACCEPT_POLL_NANOS = 100_000;
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
-    private static final int ACCEPTS_PER_POLL = 4;
     /** Longest a quiet agent blocks: bounds how late housekeeping (deregistration, redials) runs. */
     private static final long MAX_BLOCK_MILLIS = 100;
     /** Most duty cycles one {@link #progress()} call runs, so a polling caller gets its thread back. */
@@ -69,7 +62,7 @@ public final class Engine implements TransferEngine {
     private long lastHousekeeping;
     private long lastAccept;
 
-    private ServerSocketChannel server;
+    private ControlListener listener;
     private volatile byte[] connInfo;
     private volatile AgentRunner runner;
     private Runnable stopWakes = () -> { };
@@ -109,31 +102,15 @@ public final class Engine implements TransferEngine {
     }
 
     private void bind() {
-        if (server != null) {
+        if (listener != null) {
             throw new TransferException(Code.NOT_ALLOWED, "engine " + config.name() + " already started");
         }
         if (closed) {
             throw new TransferException(Code.NOT_ALLOWED, "engine " + config.name() + " is closed");
         }
-        try {
-            InetAddress listen = InetAddress.getByName(config.listenHost());
-            String advertise = config.advertiseHost() != null ? config.advertiseHost() : config.listenHost();
-            if (config.advertiseHost() == null && listen.isAnyLocalAddress()) {
-                throw new TransferException(Code.INVALID_PARAM,
-                        "listening on the wildcard address " + config.listenHost() + ": set advertiseHost to an address peers can reach");
-            }
-            ServerSocketChannel s = ServerSocketChannel.open();
-            s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            s.bind(new InetSocketAddress(listen, config.listenPort()));
-            s.configureBlocking(false);
-            readiness.watch(s, java.nio.channels.SelectionKey.OP_ACCEPT);
-            server = s;
-            int port = ((InetSocketAddress) s.getLocalAddress()).getPort();
-            connInfo = new ConnInfo(config.name(), advertise, port, identity.secret()).encode();
-        } catch (IOException e) {
-            throw new TransferException(Code.BACKEND, "cannot listen on " + config.listenHost() + ":"
-                    + config.listenPort() + ": " + e.getMessage(), e);
-        }
+        ControlListener l = ControlListener.bind(config, readiness);
+        listener = l;
+        connInfo = new ConnInfo(config.name(), l.advertiseHost(), l.port(), identity.secret()).encode();
     }
 
     /** The duty cycle as the agent thread sees it. */
@@ -204,12 +181,8 @@ public final class Engine implements TransferEngine {
         commands.drainOnClose();
         directory.closeAll(new TransferException(Code.CANCELED, "engine " + config.name() + " closed"));
         registry.close();
-        try {
-            if (server != null) {
-                server.close();
-            }
-        } catch (IOException ignored) {
-            // nothing to release beyond the socket
+        if (listener != null) {
+            listener.close();
         }
         readiness.close();
     }
@@ -269,43 +242,13 @@ public final class Engine implements TransferEngine {
         long now = clock.nanoTime();
         if (now - lastAccept >= ACCEPT_POLL_NANOS) {
             lastAccept = now;
-            work += acceptIncoming();
+            work += listener == null ? 0 : listener.acceptInto(directory, config.name());
         }
         work += directory.doWork(now);
         if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
             lastHousekeeping = now;
             work += registry.reclaim();
             work += directory.housekeeping(now);
-        }
-        return work;
-    }
-
-    private int acceptIncoming() {
-        if (server == null) {
-            return 0;
-        }
-        int work = 0;
-        for (int i = 0; i < ACCEPTS_PER_POLL; i++) {
-            SocketChannel s;
-            try {
-                s = server.accept();
-            } catch (IOException e) {
-                LOG.log(System.Logger.Level.WARNING, "accept failed on {0}: {1}", config.name(), e.getMessage());
-                return work;
-            }
-            if (s == null) {
-                return work;
-            }
-            try {
-                directory.accepted(s);
-                work++;
-            } catch (IOException e) {
-                try {
-                    s.close();
-                } catch (IOException ignored) {
-                    // already broken
-                }
-            }
         }
         return work;
     }

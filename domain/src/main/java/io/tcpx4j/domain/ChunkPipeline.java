@@ -1,0 +1,210 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.domain.port.out.Comm;
+import io.tcpx4j.domain.port.out.MemoryRegistration;
+import io.tcpx4j.domain.port.out.NetRequest;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.Unpacker;
+
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+
+/**
+ * The chunks of both directions of a connection on the transport: each direction is a {@link Lane}
+ * of announced plans; their chunks are posted in order within the windows (chunk k on channel k mod
+ * C), tested oldest first, and receives are unpacked in one batch per pass and consumed in order.
+ * Sends and receives share one {@link RequestRing} type and one posting loop.
+ *
+ * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()}.
+ */
+final class ChunkPipeline {
+
+    /** Told when the last chunk of a plan completed (a send tested done, a receive consumed). */
+    interface Completions {
+        void sent(OutOp op);
+
+        void received(InOp op);
+    }
+
+    private final NetTransport transport;
+    private final Unpacker unpacker;
+    private final RegionRegistry registry;
+    private final ChannelGroup channels;
+    private final Completions completions;
+    private final Lane out;
+    private final Lane in;
+    private final Set<RegistrationGroup> registered = Collections.newSetFromMap(new IdentityHashMap<>());
+
+    ChunkPipeline(NetTransport transport, Unpacker unpacker, RegionRegistry registry, ChannelGroup channels,
+                  EngineConfig cfg, Completions completions) {
+        this.transport = transport;
+        this.unpacker = unpacker;
+        this.registry = registry;
+        this.channels = channels;
+        this.completions = completions;
+        this.out = new Lane(true, cfg.sendWindow());
+        this.in = new Lane(false, cfg.recvWindow());
+    }
+
+    /** Queues the chunks of an announced send. */
+    void send(OutOp op) {
+        out.queue.add(op);
+    }
+
+    /** Queues the chunks of an announced receive. */
+    void receive(InOp op) {
+        in.queue.add(op);
+    }
+
+    /** One pass over the transport: completions first, so that freed slots are posted again at once. */
+    int progress() {
+        if (!channels.isReady()) {
+            return 0;
+        }
+        int work = testSends();
+        work += testReceives();
+        work += consumeReceives();
+        work += post(in);
+        work += post(out);
+        return work;
+    }
+
+    /** Posts the lane's next chunks while windows and the transport allow. */
+    private int post(Lane lane) {
+        int work = 0;
+        int c = channels.size();
+        while (!lane.queue.isEmpty()) {
+            ChunkPlan op = lane.queue.peek();
+            if (!op.hasNext()) {
+                lane.queue.poll();
+                continue;
+            }
+            Channel ch = channels.get((int) (lane.seq % c));
+            RequestRing ring = lane.ring(ch);
+            if (ring.count() >= lane.window) {
+                break;
+            }
+            int len = op.nextLength();
+            LocalRegion region;
+            long address;
+            if (op.discards()) {
+                region = registry.discardRegion();
+                address = region.range.address();
+            } else {
+                region = op.regions[op.nextDesc()];
+                address = op.nextAddress();
+            }
+            NetRequest req;
+            if (lane.sends) {
+                req = transport.isend(ch.send, address, len, (int) lane.seq, registration(region.group, ch.send));
+            } else {
+                req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(region.group, ch.recv));
+            }
+            if (req == null) {
+                break;
+            }
+            if (lane.sends) {
+                ring.add(op, req);
+            } else {
+                ring.add(op, req, address, region.range.kind());
+            }
+            op.advance();
+            lane.seq++;
+            work++;
+        }
+        return work;
+    }
+
+    /** The group's registration on {@code comm}, registering it there on first use. */
+    private MemoryRegistration registration(RegistrationGroup group, Comm comm) {
+        MemoryRegistration mr = group.on(comm);
+        if (mr == null) {
+            mr = group.register(transport, comm);
+            registered.add(group);
+        }
+        return mr;
+    }
+
+    private int testSends() {
+        int work = 0;
+        for (int i = 0; i < channels.size(); i++) {
+            Channel ch = channels.get(i);
+            NetRequest req;
+            while ((req = ch.tx.untested()) != null && transport.test(req)) {
+                OutOp op = (OutOp) ch.tx.retireUntested();
+                op.completed++;
+                work++;
+                if (op.allCompleted()) {
+                    completions.sent(op);
+                }
+            }
+        }
+        return work;
+    }
+
+    private int testReceives() {
+        int work = 0;
+        boolean added = false;
+        for (int i = 0; i < channels.size(); i++) {
+            Channel ch = channels.get(i);
+            NetRequest req;
+            while ((req = ch.rx.untested()) != null && transport.test(req)) {
+                boolean unpack = !ch.rx.untestedPlan().discards() && req.fragmentCount() > 0;
+                if (unpack) {
+                    unpacker.add(req, ch.rx.untestedDestination(), ch.rx.untestedKind());
+                    added = true;
+                }
+                ch.rx.markTested(unpack);
+                work++;
+            }
+        }
+        if (added) {
+            // one batch (one kernel launch on a GPU) for everything that completed in this pass
+            long ticket = unpacker.submit();
+            for (int i = 0; i < channels.size(); i++) {
+                channels.get(i).rx.assignTicket(ticket);
+            }
+        }
+        return work;
+    }
+
+    private int consumeReceives() {
+        int work = 0;
+        for (int i = 0; i < channels.size(); i++) {
+            Channel ch = channels.get(i);
+            while (ch.rx.hasTested()) {
+                long ticket = ch.rx.headTicket();
+                if (ticket != 0 && !unpacker.isDone(ticket)) {
+                    break;
+                }
+                transport.consumed(ch.recv, ch.rx.headRequest());
+                InOp op = (InOp) ch.rx.retire();
+                op.completed++;
+                work++;
+                if (op.allCompleted()) {
+                    completions.received(op);
+                }
+            }
+        }
+        return work;
+    }
+
+    /** Whether nothing is on the transport or waiting to be posted. */
+    boolean quiet() {
+        return out.queue.isEmpty() && in.queue.isEmpty() && channels.outstandingRequests() == 0;
+    }
+
+    /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
+    int outstandingRequests() {
+        return channels.outstandingRequests();
+    }
+
+    /** Drops what is queued, the registrations made on the comms, and closes the comms. */
+    void close() {
+        out.queue.clear();
+        in.queue.clear();
+        channels.close(registered);
+        registered.clear();
+    }
+}

@@ -1,0 +1,106 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The engine's control listener: the TCP socket peers dial, bound at start, watched by the idle
+ * agent and polled for new control connections.
+ *
+ * <p><b>Not thread-safe</b>: bound under the engine's lock, then owned by the agent.
+ */
+final class ControlListener {
+
+    private static final System.Logger LOG = System.getLogger(ControlListener.class.getName());
+    private static final int ACCEPTS_PER_POLL = 4;
+
+    private final ServerSocketChannel server;
+    private final String advertiseHost;
+    private final int port;
+
+    private ControlListener(ServerSocketChannel server, String advertiseHost, int port) {
+        this.server = server;
+        this.advertiseHost = advertiseHost;
+        this.port = port;
+    }
+
+    /** Binds {@code config}'s listen address (port 0: any free port) and lets {@code readiness} watch it. */
+    static ControlListener bind(EngineConfig config, Readiness readiness) {
+        try {
+            InetAddress listen = InetAddress.getByName(config.listenHost());
+            String advertise = config.advertiseHost() != null ? config.advertiseHost() : config.listenHost();
+            if (config.advertiseHost() == null && listen.isAnyLocalAddress()) {
+                throw new TransferException(Code.INVALID_PARAM, "listening on the wildcard address "
+                        + config.listenHost() + ": set advertiseHost to an address peers can reach");
+            }
+            ServerSocketChannel s = ServerSocketChannel.open();
+            try {
+                s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+                s.bind(new InetSocketAddress(listen, config.listenPort()));
+                s.configureBlocking(false);
+                readiness.watch(s, SelectionKey.OP_ACCEPT);
+                return new ControlListener(s, advertise, ((InetSocketAddress) s.getLocalAddress()).getPort());
+            } catch (IOException | RuntimeException e) {
+                s.close();
+                throw e;
+            }
+        } catch (IOException e) {
+            String where = config.listenPort() == 0 ? config.listenHost() + " (any port)"
+                    : config.listenHost() + ":" + config.listenPort();
+            throw new TransferException(Code.BACKEND, "cannot listen on " + where + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The host written into conn-info. */
+    String advertiseHost() {
+        return advertiseHost;
+    }
+
+    int port() {
+        return port;
+    }
+
+    /** Hands up to a few waiting control connections to {@code directory}; returns how many. */
+    int acceptInto(PeerDirectory directory, String engineName) {
+        int work = 0;
+        for (int i = 0; i < ACCEPTS_PER_POLL; i++) {
+            SocketChannel s;
+            try {
+                s = server.accept();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "accept failed on {0}: {1}", engineName, e.getMessage());
+                return work;
+            }
+            if (s == null) {
+                return work;
+            }
+            try {
+                directory.accepted(s);
+                work++;
+            } catch (IOException e) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // already broken
+                }
+            }
+        }
+        return work;
+    }
+
+    void close() {
+        try {
+            server.close();
+        } catch (IOException ignored) {
+            // nothing to release beyond the socket
+        }
+    }
+}
