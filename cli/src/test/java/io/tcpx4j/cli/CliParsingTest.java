@@ -17,13 +17,17 @@ class CliParsingTest {
 
     /** Parses a bench command line without running it and returns the validated settings. */
     private static BenchSettings bench(String... args) {
+        return benchCommand(args).settings();
+    }
+
+    /** {@code tcpx4j bench ARGS} parsed, not run. */
+    private static BenchCommand benchCommand(String... args) {
         CommandLine cl = Main.commandLine(Cli.io(new ByteArrayOutputStream(), new ByteArrayOutputStream(), Map.of()));
         String[] full = new String[args.length + 1];
         full[0] = "bench";
         System.arraycopy(args, 0, full, 1, args.length);
         CommandLine.ParseResult r = cl.parseArgs(full);
-        BenchCommand cmd = r.subcommand().commandSpec().commandLine().getCommand();
-        return cmd.settings();
+        return r.subcommand().commandSpec().commandLine().getCommand();
     }
 
     @Test
@@ -85,13 +89,7 @@ class CliParsingTest {
     }
 
     private static EngineOptions engineOptions(String... args) {
-        CommandLine cl = Main.commandLine(Cli.io(new ByteArrayOutputStream(), new ByteArrayOutputStream(), Map.of()));
-        String[] full = new String[args.length + 1];
-        full[0] = "bench";
-        System.arraycopy(args, 0, full, 1, args.length);
-        CommandLine.ParseResult r = cl.parseArgs(full);
-        BenchCommand cmd = r.subcommand().commandSpec().commandLine().getCommand();
-        return cmd.engine;
+        return benchCommand(args).engine;
     }
 
     @Test

@@ -1,15 +1,8 @@
 package io.tcpx4j.domain;
 
-import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.memory.CpuUnpacker;
-import io.tcpx4j.domain.memory.HostMemory;
-import io.tcpx4j.domain.memory.NativeMemory;
-import io.tcpx4j.domain.port.out.Clock;
-import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.testing.InMemoryFabric;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -32,61 +25,16 @@ class IdlePolicyTest {
 
     private static final int SIZE = 1 << 20;
 
-    /** Two threaded engines over the in-memory transport double, with one 1 MiB region each. */
-    private static final class Threaded implements AutoCloseable {
-        final InMemoryFabric fabric = new InMemoryFabric();
-        final NetTransport ta = fabric.newTransport();
-        final NetTransport tb = fabric.newTransport();
-        final Engine a;
-        final Engine b;
-        final long srcA = NativeMemory.allocate(SIZE, 4096);
-        final long dstB = NativeMemory.allocate(SIZE, 4096);
-        final MemoryDescriptor local = MemoryDescriptor.dram(srcA, SIZE);
-        final MemoryDescriptor remote = MemoryDescriptor.dram(dstB, SIZE);
-
-        Threaded(IdlePolicy policy) {
-            a = new Engine(EngineConfig.defaults("alpha").withIdle(policy), ta, new HostMemory(), new CpuUnpacker(),
-                    Clock.SYSTEM);
-            b = new Engine(EngineConfig.defaults("beta").withIdle(policy), tb, new HostMemory(), new CpuUnpacker(),
-                    Clock.SYSTEM);
-            a.start();
-            b.start();
-            a.loadPeer("beta", b.connInfo());
-            b.loadPeer("alpha", a.connInfo());
-            a.register(local);
-            a.loadRemoteMetadata("beta", b.register(remote).publicMetadata());
-        }
-
-        Transfer write(byte[] notification) {
-            return a.session("beta").write(List.of(local), List.of(remote), notification);
-        }
-
-        @Override
-        public void close() {
-            a.close();
-            b.close();
-            ta.close();
-            tb.close();
-            fabric.close();
-            NativeMemory.free(srcA);
-            NativeMemory.free(dstB);
-        }
-    }
-
     @ParameterizedTest
     @EnumSource(IdlePolicy.class)
     void transfersCompleteAndNotifyUnderEveryPolicy(IdlePolicy policy) throws Exception {
-        try (Threaded t = new Threaded(policy)) {
+        try (StartedPair t = new StartedPair(policy, true, SIZE)) {
             Random random = new Random(policy.ordinal());
             for (int round = 0; round < 3; round++) {
-                byte[] data = new byte[SIZE];
-                random.nextBytes(data);
-                NativeMemory.put(t.srcA, data, 0, SIZE);
+                byte[] data = t.fill(random.nextInt());
                 Transfer x = t.write(("round-" + round).getBytes());
                 assertThat(x.await(Duration.ofSeconds(20))).isEqualTo(TransferStatus.DONE);
-                byte[] got = new byte[SIZE];
-                NativeMemory.get(t.dstB, got, 0, SIZE);
-                assertThat(got).isEqualTo(data);
+                assertThat(t.received()).isEqualTo(data);
                 assertThat(awaitNotification(t.b)).extracting(n -> new String(n.message()))
                         .isEqualTo("round-" + round);
             }
@@ -95,7 +43,7 @@ class IdlePolicyTest {
 
     @Test
     void aQuietEngineBlocksInsteadOfCyclingAndWakesForWork() throws Exception {
-        try (Threaded t = new Threaded(IdlePolicy.ADAPTIVE)) {
+        try (StartedPair t = new StartedPair(IdlePolicy.ADAPTIVE, true, SIZE)) {
             assertThat(t.write(null).await(Duration.ofSeconds(20))).isEqualTo(TransferStatus.DONE);
             Thread.sleep(200);
             long before = t.b.stats().dutyCycles();
@@ -112,7 +60,7 @@ class IdlePolicyTest {
 
     @Test
     void aBusySpinningEngineNeverBlocks() throws Exception {
-        try (Threaded t = new Threaded(IdlePolicy.BUSY_SPIN)) {
+        try (StartedPair t = new StartedPair(IdlePolicy.BUSY_SPIN, true, SIZE)) {
             assertThat(t.write(null).await(Duration.ofSeconds(20))).isEqualTo(TransferStatus.DONE);
             long before = t.b.stats().dutyCycles();
             Thread.sleep(500);
@@ -122,7 +70,7 @@ class IdlePolicyTest {
 
     @Test
     void commandsFromManyThreadsAllReachABlockedAgent() throws Exception {
-        try (Threaded t = new Threaded(IdlePolicy.ADAPTIVE)) {
+        try (StartedPair t = new StartedPair(IdlePolicy.ADAPTIVE, true, SIZE)) {
             assertThat(t.write(null).await(Duration.ofSeconds(20))).isEqualTo(TransferStatus.DONE);
             int threads = 4;
             int each = 50;
