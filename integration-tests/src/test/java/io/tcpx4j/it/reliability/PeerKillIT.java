@@ -129,9 +129,11 @@ class PeerKillIT {
             assertThat(traffic.awaitRounds(roundsAfterKill + 5, Duration.ofSeconds(30))).as("bystander served after: %s", traffic.errors).isTrue();
             traffic.stop();
             assertThat(traffic.errors).as("bystander errors").isEmpty();
-            long[] bs = bystander.stats();
-            assertThat(bs[0]).as("bystander connections").isEqualTo(1);
-            assertThat(bs[2]).as("bystander live operations").isZero();
+            // the hub's last READ completes when its bytes arrived, a moment before the bystander's agent
+            // sees its sends test done: its last operation may still be live for that moment
+            assertThat(Node.eventually(Duration.ofSeconds(5), () -> bystander.stats()[2] == 0))
+                    .as("bystander live operations drain to 0: %s", java.util.Arrays.toString(bystander.stats())).isTrue();
+            assertThat(bystander.stats()[0]).as("bystander connections").isEqualTo(1);
             System.out.printf("[faults] bystander: %d verified round trips, 0 errors%n", traffic.rounds());
         } finally {
             if (traffic != null) {
