@@ -1,6 +1,8 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.transport.loopback.LoopbackConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -78,6 +80,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON document (settings and rows) on stdout, nothing else.")
     boolean json;
 
+    @Option(names = "--baseline", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "After each row, move the same transfers as raw TCP over the same number of sockets on"
+                    + " 127.0.0.1 and add Raw B/W, Raw Lat. and x Raw B/W columns (embedded runs; --no-baseline"
+                    + " skips it). Default: on.")
+    boolean baseline;
+
     @Option(names = "--role", paramLabel = "initiator|target",
             description = "Two-host mode: this side's role. Without it both engines run in this JVM.")
     Role role;
@@ -96,6 +104,9 @@ final class BenchCommand implements Callable<Integer> {
 
     /** Set by tests: a progress bar to use instead of the console one. */
     Progress progressOverride;
+
+    /** Prints each finished row (table output); a no-op for --json. */
+    private java.util.function.Consumer<BenchRow> onRow = r -> { };
 
     /** The runner of the rows in progress, for {@link #interrupt}; null before and after. */
     private volatile BenchRunner runner;
@@ -119,6 +130,19 @@ final class BenchCommand implements Callable<Integer> {
             Signals.onInterrupt(this::interrupt);
         }
         Progress progress = progressOverride != null ? progressOverride : Progress.forConsole(io.err());
+        boolean raw = baseline && role == null;
+        if (!json) {
+            // rows print as they finish; the header first, so that a long run shows what it is doing
+            io.out().println(new BenchReport(Main.version(), BenchReport.Settings.of(settings,
+                    peer == null ? null : peer.toString()), List.of()).header());
+            io.out().print(BenchReport.tableHead(settings.checkConsistency(), raw));
+            io.out().flush();
+            onRow = r -> {
+                progress.finish();
+                io.out().print(BenchReport.tableLine(r, settings.checkConsistency(), raw));
+                io.out().flush();
+            };
+        }
         List<BenchRow> rows;
         if (role == Role.INITIATOR) {
             rows = runInitiator(settings, progress);
@@ -131,8 +155,7 @@ final class BenchCommand implements Callable<Integer> {
         if (json) {
             io.out().println(report.toJson());
         } else {
-            io.out().println(report.header());
-            io.out().print(report.toTable());
+            io.out().print(BenchReport.tableRule(settings.checkConsistency(), raw));
         }
         io.out().flush();
         if (signal != 0) {
@@ -184,16 +207,33 @@ final class BenchCommand implements Callable<Integer> {
 
     private List<BenchRow> run(BenchSettings s, Node initiator, TargetHandle handle, Progress progress)
             throws InterruptedException {
-        BenchRunner r = new BenchRunner(s, initiator, handle, progress);
-        runner = r;
+        RawBaseline raw = null;
         try {
+            if (baseline && role == null) {
+                raw = new RawBaseline(baselineSockets(s), s.chunkSize());
+            }
+            BenchRunner r = new BenchRunner(s, initiator, handle, progress, raw, onRow);
+            runner = r;
             if (stoppedBy != 0) {
                 r.stop();
             }
             return r.run();
+        } catch (IOException e) {
+            throw new TransferException(TransferException.Code.BACKEND, "cannot open the raw TCP baseline: "
+                    + e.getMessage(), e);
         } finally {
             runner = null;
+            if (raw != null) {
+                raw.close();
+            }
         }
+    }
+
+    /** The engine's socket count: channels times the loopback transport's sockets per comm. */
+    private static int baselineSockets(BenchSettings s) {
+        int perComm = s.transport() == TransportKind.LOOPBACK
+                ? LoopbackConfig.defaults().socketsPerComm() : 1;
+        return s.channels() * perComm;
     }
 
     /** Validates flags and applies defaults. */

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -87,25 +88,52 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
 
     /** The table, nixlbench style, one row per line, ending with a newline. */
     String toTable() {
-        boolean checked = settings.checkConsistency();
-        StringBuilder b = new StringBuilder();
-        String fmt = "%-16s %-11s %-14s %-15s %-15s %-15s %-15s" + (checked ? " %-10s" : "") + "%n";
-        b.append(String.format(Locale.ROOT, fmt, checked
-                ? new Object[] {"Block Size (B)", "Batch Size", "B/W (GB/Sec)", "Avg Lat. (us)", "P99 Lat. (us)",
-                        "Avg Prep (us)", "Avg Post (us)", "Mismatches"}
-                : new Object[] {"Block Size (B)", "Batch Size", "B/W (GB/Sec)", "Avg Lat. (us)", "P99 Lat. (us)",
-                        "Avg Prep (us)", "Avg Post (us)"}).stripTrailing()).append('\n');
-        b.append("-".repeat(checked ? 118 : 107)).append('\n');
+        boolean raw = rows.stream().anyMatch(r -> r.rawGbps() != null);
+        StringBuilder b = new StringBuilder(tableHead(settings.checkConsistency(), raw));
         for (BenchRow r : rows) {
-            Object[] cells = {Long.toString(r.blockSize()), Integer.toString(r.batchSize()),
-                    String.format(Locale.ROOT, "%.6f", r.gbps()), String.format(Locale.ROOT, "%.1f", r.avgLatencyUs()),
-                    String.format(Locale.ROOT, "%.1f", r.p99LatencyUs()), String.format(Locale.ROOT, "%.2f", r.avgPrepUs()),
-                    String.format(Locale.ROOT, "%.2f", r.avgPostUs()),
-                    r.mismatches() == null ? "" : Long.toString(r.mismatches())};
-            b.append(String.format(Locale.ROOT, fmt, checked ? cells : java.util.Arrays.copyOf(cells, 7)).stripTrailing())
-                    .append('\n');
+            b.append(tableLine(r, settings.checkConsistency(), raw));
         }
-        b.append("-".repeat(checked ? 118 : 107)).append('\n');
-        return b.toString();
+        return b.append(tableRule(settings.checkConsistency(), raw)).toString();
+    }
+
+    /** The column titles and a rule, each line ending with a newline. */
+    static String tableHead(boolean checked, boolean raw) {
+        List<String> titles = new ArrayList<>(List.of("Block Size (B)", "Batch Size", "B/W (GB/Sec)", "Avg Lat. (us)",
+                "P99 Lat. (us)", "Avg Prep (us)", "Avg Post (us)"));
+        if (checked) {
+            titles.add("Mismatches");
+        }
+        if (raw) {
+            titles.addAll(List.of("Raw B/W (GB/Sec)", "Raw Lat. (us)", "x Raw B/W"));
+        }
+        return line(titles, checked, raw) + tableRule(checked, raw);
+    }
+
+    /** One row as a table line ending with a newline. */
+    static String tableLine(BenchRow r, boolean checked, boolean raw) {
+        List<String> cells = new ArrayList<>(List.of(Long.toString(r.blockSize()), Integer.toString(r.batchSize()),
+                String.format(Locale.ROOT, "%.6f", r.gbps()), String.format(Locale.ROOT, "%.1f", r.avgLatencyUs()),
+                String.format(Locale.ROOT, "%.1f", r.p99LatencyUs()), String.format(Locale.ROOT, "%.2f", r.avgPrepUs()),
+                String.format(Locale.ROOT, "%.2f", r.avgPostUs())));
+        if (checked) {
+            cells.add(r.mismatches() == null ? "" : Long.toString(r.mismatches()));
+        }
+        if (raw) {
+            boolean has = r.rawGbps() != null;
+            cells.add(has ? String.format(Locale.ROOT, "%.6f", r.rawGbps()) : "");
+            cells.add(has ? String.format(Locale.ROOT, "%.1f", r.rawAvgLatencyUs()) : "");
+            cells.add(has && r.ratioToRaw() != null ? String.format(Locale.ROOT, "%.2f", r.ratioToRaw()) : "");
+        }
+        return line(cells, checked, raw);
+    }
+
+    static String tableRule(boolean checked, boolean raw) {
+        return "-".repeat(107 + (checked ? 11 : 0) + (raw ? 51 : 0)) + "\n";
+    }
+
+    private static String line(List<String> cells, boolean checked, boolean raw) {
+        String fmt = "%-16s %-11s %-14s %-15s %-15s %-15s %-15s" + (checked ? " %-10s" : "")
+                + (raw ? " %-18s %-15s %-15s" : "");
+        return String.format(Locale.ROOT, fmt, cells.toArray()).stripTrailing() + "\n";
     }
 }

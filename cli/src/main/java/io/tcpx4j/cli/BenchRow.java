@@ -17,8 +17,31 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param avgPostUs    mean time the {@code write}/{@code read} call took to return (validate, enqueue)
  * @param mismatches   destination bytes that differed from the source ({@code --check-consistency}),
  *                     null when not checked
+ * @param rawGbps      the same transfers as raw TCP over the same number of sockets, measured in the same
+ *                     run ({@link RawBaseline}); null without {@code --baseline}
+ * @param rawAvgLatencyUs mean time of one such raw transfer; null without {@code --baseline}
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record BenchRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, double gbps,
-                double avgLatencyUs, double p99LatencyUs, double avgPrepUs, double avgPostUs, Long mismatches) {
+                double avgLatencyUs, double p99LatencyUs, double avgPrepUs, double avgPostUs, Long mismatches,
+                Double rawGbps, Double rawAvgLatencyUs) {
+
+    /** A row without a raw baseline. */
+    BenchRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, double gbps,
+             double avgLatencyUs, double p99LatencyUs, double avgPrepUs, double avgPostUs, Long mismatches) {
+        this(blockSize, batchSize, iterations, bytes, seconds, gbps, avgLatencyUs, p99LatencyUs, avgPrepUs, avgPostUs,
+                mismatches, null, null);
+    }
+
+    /** Bandwidth as a fraction of the raw baseline's; null without one. */
+    @com.fasterxml.jackson.annotation.JsonProperty("xRaw")
+    Double ratioToRaw() {
+        return rawGbps == null || rawGbps <= 0 ? null : gbps / rawGbps;
+    }
+
+    /** The same row with the raw baseline's figures. */
+    BenchRow withRaw(double gbps, double avgLatencyUs) {
+        return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, this.gbps, this.avgLatencyUs,
+                p99LatencyUs, avgPrepUs, avgPostUs, mismatches, gbps, avgLatencyUs);
+    }
 }

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -37,15 +38,28 @@ final class BenchRunner {
     private final Node initiator;
     private final TargetHandle target;
     private final Progress progress;
+    private final RawBaseline baseline;
+    private final Consumer<BenchRow> onRow;
     private final long runId = ThreadLocalRandom.current().nextLong();
     private byte[] lastNotification;
     private volatile boolean stopRequested;
 
     BenchRunner(BenchSettings settings, Node initiator, TargetHandle target, Progress progress) {
+        this(settings, initiator, target, progress, null, r -> { });
+    }
+
+    /**
+     * @param baseline measures each row's raw TCP ceiling right after the row (null: none)
+     * @param onRow    told of each row as soon as it is finished (the table prints it)
+     */
+    BenchRunner(BenchSettings settings, Node initiator, TargetHandle target, Progress progress, RawBaseline baseline,
+                Consumer<BenchRow> onRow) {
         this.settings = settings;
         this.initiator = initiator;
         this.target = target;
         this.progress = progress;
+        this.baseline = baseline;
+        this.onRow = onRow;
     }
 
     /**
@@ -89,7 +103,11 @@ final class BenchRunner {
                     if (r == null) {
                         break rowLoop;
                     }
+                    if (baseline != null) {
+                        r = withBaseline(r);
+                    }
                     rows.add(r);
+                    onRow.accept(r);
                     LOG.log(System.Logger.Level.DEBUG, "bench row {0} of {1} done: {2} x {3}", rows.size(), rowCount,
                             block, batch);
                 }
@@ -165,6 +183,16 @@ final class BenchRunner {
         return new BenchRow(block, batch, iterations, bytes, seconds, bytes / seconds / 1e9,
                 latency.getMean() / 1e3, latency.getValueAtPercentile(99) / 1e3,
                 prep / 1e3 / iterations, post / 1e3 / iterations, mismatches);
+    }
+
+    private BenchRow withBaseline(BenchRow r) {
+        try {
+            RawBaseline.Result raw = baseline.measure(r.blockSize() * r.batchSize(),
+                    settings.warmupFor(r.blockSize(), r.batchSize()), r.iterations());
+            return r.withRaw(raw.gbps(), raw.avgLatencyUs());
+        } catch (java.io.IOException e) {
+            throw new TransferException(TransferException.Code.BACKEND, "the raw TCP baseline failed: " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -38,6 +38,24 @@ class BenchReportTest {
     }
 
     @Test
+    void rawBaselineAddsItsColumnsAndTheRatioToTableAndJson() throws Exception {
+        List<BenchRow> rows = List.of(rows(false).get(0).withRaw(0.08, 30.24), rows(false).get(1));
+        BenchReport report = new BenchReport("dev", BenchReport.Settings.of(settings(false), null), rows);
+        String[] lines = report.toTable().split("\n");
+        assertThat(lines[0]).endsWith("Raw B/W (GB/Sec)   Raw Lat. (us)   x Raw B/W");
+        assertThat(lines[2].split("\\s+")).containsExactly("4096", "1", "0.008192", "48.5", "101.0", "1.25", "7.50",
+                "0.080000", "30.2", "0.10");
+        assertThat(lines[2].indexOf("0.080000")).isEqualTo(lines[0].indexOf("Raw B/W"));
+        // a row without a baseline leaves the raw cells empty
+        assertThat(lines[3].split("\\s+")).hasSize(7);
+        JsonNode first = new ObjectMapper().readTree(report.toJson()).get("rows").get(0);
+        assertThat(first.get("rawGbps").asDouble()).isEqualTo(0.08);
+        assertThat(first.get("rawAvgLatencyUs").asDouble()).isEqualTo(30.24);
+        assertThat(first.get("xRaw").asDouble()).isCloseTo(0.1024, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(new ObjectMapper().readTree(report.toJson()).get("rows").get(1).has("xRaw")).isFalse();
+    }
+
+    @Test
     void checkedTableAddsAMismatchColumn() {
         BenchReport report = new BenchReport("dev", BenchReport.Settings.of(settings(true), null), rows(true));
         String[] lines = report.toTable().split("\n");

@@ -36,19 +36,32 @@ class BenchRunTest {
         assertThat(r.exit()).as(r.err()).isZero();
         String[] lines = r.out().split("\n");
         assertThat(lines[0]).startsWith("tcpx4j bench: write dram over loopback (embedded)");
-        assertThat(lines[1]).startsWith("Block Size (B)").endsWith("Mismatches");
+        assertThat(lines[1]).startsWith("Block Size (B)").contains("Mismatches")
+                .endsWith("Raw B/W (GB/Sec)   Raw Lat. (us)   x Raw B/W");
         assertThat(lines).hasSize(2 + 1 + 6 + 1);
         for (int i = 3; i < 9; i++) {
             String[] cells = lines[i].trim().split("\\s+");
-            assertThat(cells).hasSize(8);
+            assertThat(cells).hasSize(11);
             assertThat(Double.parseDouble(cells[2])).as("GB/s of " + lines[i]).isPositive();
             assertThat(Double.parseDouble(cells[3])).as("avg latency").isPositive();
             assertThat(cells[7]).as("mismatches").isEqualTo("0");
+            assertThat(Double.parseDouble(cells[8])).as("raw GB/s of " + lines[i]).isPositive();
+            assertThat(Double.parseDouble(cells[9])).as("raw latency").isPositive();
+            assertThat(Double.parseDouble(cells[10])).as("x raw").isPositive();
         }
         assertThat(lines[3].trim().split("\\s+")[0]).isEqualTo("4096");
         assertThat(lines[4].trim().split("\\s+")[0]).isEqualTo("102400");
         assertThat(lines[8].trim().split("\\s+")[1]).isEqualTo("3");
         assertThat(r.err()).isEmpty();
+    }
+
+    @Test
+    void noBaselineLeavesTheRawColumnsOut() {
+        Cli.Result r = Cli.run(with("--no-baseline"));
+        assertThat(r.exit()).as(r.err()).isZero();
+        String[] lines = r.out().split("\n");
+        assertThat(lines[1]).endsWith("Avg Post (us)");
+        assertThat(lines[3].trim().split("\\s+")).hasSize(7);
     }
 
     @Test
