@@ -184,20 +184,11 @@ final class Connection {
             lastRecvNanos = now;
             work++;
             ControlFrame f;
-            while (state != State.CLOSED && (f = nextFrame()) != null) {
+            while (state != State.CLOSED && (f = control.next(peerName())) != null) {
                 handle(f);
             }
         }
         return work;
-    }
-
-    private ControlFrame nextFrame() {
-        try {
-            return control.next();
-        } catch (TransferException e) {
-            // a peer that speaks garbage is treated like one that went away
-            throw disconnect("protocol error from " + peerName() + ": " + e.getMessage(), e);
-        }
     }
 
     private int flush(long now) throws IOException {
@@ -293,10 +284,8 @@ final class Connection {
             LOG.log(System.Logger.Level.WARNING, "refusing connection from {0}: {1}", control.remoteAddress(), refusal.why());
         }
         writer.reject(refusal.status(), refusal.why());
-        state = State.CLOSED;
-        failed = true;
         control.flushQuietly();
-        control.close();
+        abandon();
         events.closed(null);
     }
 
@@ -322,9 +311,7 @@ final class Connection {
     private void onReject(ControlFrame.Reject r) {
         if (r.nixlStatus() == Handshake.REJECT_DUPLICATE) {
             // The peer keeps the connection it dialed; our pending work moves there once it is up.
-            state = State.CLOSED;
-            failed = true;
-            control.close();
+            abandon();
             events.crossingLost();
             return;
         }
@@ -342,8 +329,6 @@ final class Connection {
         events.established();
     }
 
-    // ------------------------------------------------------------------ work from the engine
-
     /** Announces and queues a validated post (the connection is established). */
     void start(Post p) {
         data.start(p);
@@ -353,9 +338,7 @@ final class Connection {
         writer.notif(message);
     }
 
-    // ------------------------------------------------------------------ ending
-
-    /** Drops a dial that lost to a crossing one before it carried anything. */
+    /** Closes a connection that never carried anything (a lost crossing dial, a refused peer). */
     void abandon() {
         state = State.CLOSED;
         failed = true;

@@ -121,9 +121,17 @@ final class ControlStream {
         }
     }
 
-    /** The next complete frame read, or null; a malformed frame throws {@link TransferException}. */
-    ControlFrame next() {
-        return reader.next();
+    /**
+     * The next complete frame read, or null. A malformed frame means a peer that speaks garbage, which
+     * is treated like one that went away: REMOTE_DISCONNECT naming {@code peer}.
+     */
+    ControlFrame next(Object peer) {
+        try {
+            return reader.next();
+        } catch (TransferException e) {
+            throw new TransferException(TransferException.Code.REMOTE_DISCONNECT,
+                    "protocol error from " + peer + ": " + e.getMessage(), e);
+        }
     }
 
     /** Writes what the socket takes of the queued frames; returns the bytes written. */
