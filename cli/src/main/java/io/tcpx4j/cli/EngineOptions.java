@@ -31,6 +31,11 @@ final class EngineOptions {
             description = "Bytes per chunk on the wire, up to 4M (TCPX holds at most 2048 4-KiB pages per receive). Default: ${DEFAULT-VALUE}.")
     long chunkSize;
 
+    @Option(names = "--inline-limit", paramLabel = "SIZE", defaultValue = "64K", converter = Sizes.Converter.class,
+            description = "A transfer of at most this many bytes, host memory on both sides, travels inside its"
+                    + " control frame (one round trip, no data channel); 0 never, at most 1M. Default: ${DEFAULT-VALUE}.")
+    long inlineLimit;
+
     @Option(names = "--idle", paramLabel = "adaptive|busy_spin|low_cpu", defaultValue = "adaptive",
             converter = IdleConverter.class,
             description = "How each engine's progress thread waits: adaptive (polls while data moves, blocks when"
@@ -58,6 +63,9 @@ final class EngineOptions {
             return "--chunk-size must be at most 4M (TCPX holds at most 2048 4-KiB pages per receive), was "
                     + Sizes.format(chunkSize);
         }
+        if (inlineLimit < 0 || inlineLimit > EngineConfig.MAX_INLINE) {
+            return "--inline-limit must be 0..1M, was " + Sizes.format(inlineLimit);
+        }
         return null;
     }
 
@@ -68,6 +76,7 @@ final class EngineOptions {
                 .withChannels(channels)
                 .withChunkSize((int) chunkSize)
                 .withIdle(idle)
+                .withInlineLimit((int) inlineLimit)
                 .withShutdownTimeout(Duration.ofSeconds(2));
     }
 

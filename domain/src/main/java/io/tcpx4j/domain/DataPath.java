@@ -2,6 +2,7 @@ package io.tcpx4j.domain;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.domain.protocol.ControlFrame;
@@ -25,6 +26,13 @@ import java.util.function.Consumer;
  * READ_DATA frame announcing a chunk sequence, then posts the sends; chunk k of the direction's
  * stream travels on channel k mod C. The receiver posts receives in exactly the announced order.
  * Protocol violations by the peer are thrown as {@link TransferException}s with REMOTE_DISCONNECT.
+ *
+ * <p>A post the session marked inline (host memory on both sides, at most
+ * {@link EngineConfig#inlineLimit()} bytes) carries its bytes in the control frame instead: a WRITE is
+ * WRITE_INLINE then WRITE_ACK, a READ is READ_INLINE then READ_REPLY (or the chunked answer, if the
+ * target's limit or memory does not allow inline). One round trip, no data channel, same bounds checks
+ * and the same notification rule. Transfers are not ordered among each other (as in NIXL): an inline
+ * WRITE may land before an earlier chunked one to the same peer.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
@@ -73,10 +81,16 @@ final class DataPath implements ChunkPipeline.Completions {
             channels.peerHandles(h.handles());
         } else if (f instanceof ControlFrame.Write w) {
             onWrite(w);
+        } else if (f instanceof ControlFrame.WriteInline w) {
+            onWriteInline(w);
         } else if (f instanceof ControlFrame.WriteAck a) {
             onWriteAck(a);
         } else if (f instanceof ControlFrame.Read r) {
-            onRead(r);
+            onRead(r.xfer(), r.addresses(), r.lengths(), false);
+        } else if (f instanceof ControlFrame.ReadInline r) {
+            onRead(r.xfer(), r.addresses(), r.lengths(), true);
+        } else if (f instanceof ControlFrame.ReadReply r) {
+            onReadReply(r);
         } else if (f instanceof ControlFrame.ReadData d) {
             onReadData(d);
         } else if (f instanceof ControlFrame.ReadNack n) {
@@ -92,7 +106,9 @@ final class DataPath implements ChunkPipeline.Completions {
     /** Announces and queues a validated post. */
     void start(Post p) {
         int n = p.lengths().length;
-        if (p.write()) {
+        if (p.inline()) {
+            startInline(p, n);
+        } else if (p.write()) {
             writer.write(p.xfer().id, cfg.chunkSize(), p.notification(), p.remoteAddresses(), p.lengths(), n);
             OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize());
             awaitingAck.put(op.xferId, op);
@@ -102,6 +118,20 @@ final class DataPath implements ChunkPipeline.Completions {
             }
         } else {
             writer.read(p.xfer().id, p.remoteAddresses(), p.lengths(), n);
+            awaitingData.put(p.xfer().id, p);
+        }
+    }
+
+    private void startInline(Post p, int n) {
+        if (p.write()) {
+            writer.writeInline(p.xfer().id, p.notification(), p.remoteAddresses(), p.lengths(), n,
+                    p.localAddresses(), (int) p.xfer().bytes);
+            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize());
+            op.completed = op.chunks; // the bytes left with the frame
+            awaitingAck.put(op.xferId, op);
+            live.add(op);
+        } else {
+            writer.readInline(p.xfer().id, p.remoteAddresses(), p.lengths(), n);
             awaitingData.put(p.xfer().id, p);
         }
     }
@@ -129,17 +159,51 @@ final class DataPath implements ChunkPipeline.Completions {
         maybeFinishWrite(op);
     }
 
-    private void onRead(ControlFrame.Read r) {
-        LocalRegion[] regions = new LocalRegion[r.lengths().length];
-        int refusal = registry.admitRemoteAccess(r.addresses(), r.lengths(), regions);
+    private void onWriteInline(ControlFrame.WriteInline w) {
+        LocalRegion[] regions = new LocalRegion[w.lengths().length];
+        int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
+        if (refusal == 0 && !LocalRegion.allHost(regions)) {
+            LocalRegion.releaseAll(regions);
+            refusal = Code.NOT_SUPPORTED.nixlStatus();
+        }
+        if (refusal != 0) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3})",
+                    engineName, w.xfer(), peerName, refusal);
+        } else {
+            int at = 0;
+            for (int i = 0; i < regions.length; i++) {
+                int len = (int) w.lengths()[i];
+                NativeMemory.put(w.addresses()[i], w.data(), at, len);
+                at += len;
+            }
+            LocalRegion.releaseAll(regions);
+            if (w.notification() != null) {
+                deliver.accept(w.notification());
+            }
+        }
+        writer.writeAck(w.xfer(), refusal);
+    }
+
+    private void onRead(long xfer, long[] addresses, long[] lengths, boolean inlineOk) {
+        LocalRegion[] regions = new LocalRegion[lengths.length];
+        int refusal = registry.admitRemoteAccess(addresses, lengths, regions);
         if (refusal != 0) {
             LOG.log(System.Logger.Level.WARNING, "{0}: refused READ {1} from {2} (status {3})",
-                    engineName, r.xfer(), peerName, refusal);
-            writer.readNack(r.xfer(), refusal);
+                    engineName, xfer, peerName, refusal);
+            writer.readNack(xfer, refusal);
             return;
         }
-        writer.readData(r.xfer(), cfg.chunkSize());
-        OutOp op = new OutOp(null, r.xfer(), r.addresses(), r.lengths(), regions, cfg.chunkSize());
+        long total = 0;
+        for (long l : lengths) {
+            total += l;
+        }
+        if (inlineOk && total <= cfg.inlineLimit() && LocalRegion.allHost(regions)) {
+            writer.readReply(xfer, addresses, lengths, lengths.length, (int) total);
+            LocalRegion.releaseAll(regions);
+            return;
+        }
+        writer.readData(xfer, cfg.chunkSize());
+        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, cfg.chunkSize());
         if (op.chunks == 0) {
             op.releaseRegions();
         } else {
@@ -156,6 +220,27 @@ final class DataPath implements ChunkPipeline.Completions {
         }
         receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(),
                 p.notification(), 0));
+    }
+
+    private void onReadReply(ControlFrame.ReadReply r) {
+        Post p = awaitingData.remove(r.xfer());
+        if (p == null || !p.inline()) {
+            throw disconnect("READ_REPLY for unknown transfer " + r.xfer());
+        }
+        if (r.data().length != p.xfer().bytes) {
+            throw disconnect("READ_REPLY of " + r.data().length + " bytes for a READ of " + p.xfer().bytes);
+        }
+        int at = 0;
+        for (int i = 0; i < p.lengths().length; i++) {
+            int len = (int) p.lengths()[i];
+            NativeMemory.put(p.localAddresses()[i], r.data(), at, len);
+            at += len;
+        }
+        p.releaseRegions();
+        p.xfer().succeed();
+        if (p.notification() != null) {
+            writer.notif(p.notification());
+        }
     }
 
     private void onReadNack(ControlFrame.ReadNack n) {

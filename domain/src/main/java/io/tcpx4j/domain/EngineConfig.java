@@ -31,15 +31,20 @@ import java.util.Objects;
  *                        ends must use TLS or neither. The data channels are the transport's and stay as
  *                        they are.
  * @param controlTlsClientAuth whether accepted TLS streams require a client certificate the context trusts
+ * @param inlineLimit     a transfer of at most this many bytes in total, between host memory on both sides,
+ *                        travels inside its control frame (one round trip, no data channel); 0 never,
+ *                        at most {@link #MAX_INLINE}
  */
 public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
                            List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
                            Duration peerTimeout, Duration connectTimeout, Duration heartbeat,
                            Duration shutdownTimeout, IdlePolicy idle, SSLContext controlTls,
-                           boolean controlTlsClientAuth) {
+                           boolean controlTlsClientAuth, int inlineLimit) {
 
     public static final int DEFAULT_CHUNK = 512 * 1024;
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
+    public static final int DEFAULT_INLINE = 64 * 1024;
+    public static final int MAX_INLINE = 1024 * 1024;
 
     public EngineConfig {
         Objects.requireNonNull(name, "name");
@@ -66,70 +71,74 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
             require(d != null && d >= 0, "channelDevices must be non-negative");
         }
         require(controlTls != null || !controlTlsClientAuth, "controlTlsClientAuth needs controlTls");
+        require(inlineLimit >= 0 && inlineLimit <= MAX_INLINE, "inlineLimit must be 0.." + MAX_INLINE);
     }
 
-    /** Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling. */
+    /**
+     * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling,
+     * host-to-host transfers up to 64 KiB inline.
+     */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,
                 Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5),
-                IdlePolicy.ADAPTIVE, null, false);
+                IdlePolicy.ADAPTIVE, null, false, DEFAULT_INLINE);
     }
 
     public EngineConfig withName(String v) {
         return new EngineConfig(v, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth);
+                controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withListen(String host, int port) {
         return new EngineConfig(name, host, port, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth);
+                controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withAdvertiseHost(String v) {
         return new EngineConfig(name, listenHost, listenPort, v, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth);
+                controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withChannels(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, v, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth);
+                controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withChannelDevices(List<Integer> v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, v, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth);
+                controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withChunkSize(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, v,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth);
+                controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withWindows(int send, int recv) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth);
+                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withTimeouts(Duration peer, Duration connect, Duration beat) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth);
+                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withShutdownTimeout(Duration v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     public EngineConfig withIdle(IdlePolicy v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, v,
-                controlTls, controlTlsClientAuth);
+                controlTls, controlTlsClientAuth, inlineLimit);
     }
 
     /**
@@ -139,7 +148,13 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     public EngineConfig withControlTls(SSLContext context, boolean requireClientAuth) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                context, requireClientAuth);
+                context, requireClientAuth, inlineLimit);
+    }
+
+    public EngineConfig withInlineLimit(int v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth, v);
     }
 
     private static void require(boolean ok, String message) {

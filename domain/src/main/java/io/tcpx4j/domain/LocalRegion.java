@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.RegisteredMemory;
 
 import java.util.concurrent.atomic.AtomicInteger;
@@ -65,6 +66,16 @@ final class LocalRegion implements RegisteredMemory {
                 }
             }
         }
+    }
+
+    /** Whether every region of {@code regions} is host memory. */
+    static boolean allHost(LocalRegion[] regions) {
+        for (LocalRegion r : regions) {
+            if (r.range.kind() != MemoryKind.DRAM) {
+                return false;
+            }
+        }
+        return true;
     }
 
     int inflight() {

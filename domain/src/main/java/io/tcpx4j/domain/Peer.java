@@ -30,13 +30,13 @@ final class Peer {
         this.name = name;
     }
 
-    /** Whether {@code [address, address+length)} lies in one region the peer published. */
-    boolean publishes(long address, long length) {
+    /** The region the peer published that holds {@code [address, address+length)}, or null. */
+    MemoryDescriptor publishedRegion(long address, long length) {
         for (MemoryDescriptor r : remoteRegions) {
             if (r.contains(address, length)) {
-                return true;
+                return r;
             }
         }
-        return false;
+        return null;
     }
 }

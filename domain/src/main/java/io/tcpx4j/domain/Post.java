@@ -1,10 +1,11 @@
 package io.tcpx4j.domain;
 
 /**
- * A validated READ or WRITE on its way to the agent. Local regions are already pinned.
+ * A validated READ or WRITE on its way to the agent. Local regions are already pinned. {@code inline}:
+ * its bytes travel in the control frames (host memory on both sides, small enough).
  */
 record Post(boolean write, Xfer xfer, long[] localAddresses, long[] remoteAddresses, long[] lengths,
-            LocalRegion[] regions, byte[] notification) implements PendingWork {
+            LocalRegion[] regions, byte[] notification, boolean inline) implements PendingWork {
 
     void releaseRegions() {
         LocalRegion.releaseAll(regions);

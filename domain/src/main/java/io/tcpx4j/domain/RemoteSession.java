@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
@@ -22,13 +23,16 @@ final class RemoteSession implements Session {
     private final RegionRegistry registry;
     private final PeerDirectory directory;
     private final AtomicLong xferIds;
+    private final int inlineLimit;
 
-    RemoteSession(Peer peer, CommandQueue agent, RegionRegistry registry, PeerDirectory directory, AtomicLong xferIds) {
+    RemoteSession(Peer peer, CommandQueue agent, RegionRegistry registry, PeerDirectory directory, AtomicLong xferIds,
+                  int inlineLimit) {
         this.peer = peer;
         this.agent = agent;
         this.registry = registry;
         this.directory = directory;
         this.xferIds = xferIds;
+        this.inlineLimit = inlineLimit;
     }
 
     @Override
@@ -55,12 +59,15 @@ final class RemoteSession implements Session {
         long[] ra = new long[n];
         long[] len = new long[n];
         long bytes = 0;
+        boolean remoteHost = true;
         for (int i = 0; i < n; i++) {
             MemoryDescriptor r = remote.get(i);
-            if (!peer.publishes(r.address(), r.length())) {
+            MemoryDescriptor published = peer.publishedRegion(r.address(), r.length());
+            if (published == null) {
                 throw new TransferException(Code.NOT_FOUND, "remote descriptor " + i + " " + r
                         + " is not inside a region " + peer.name + " published (load its metadata first)");
             }
+            remoteHost &= published.kind() == MemoryKind.DRAM;
             la[i] = local.get(i).address();
             ra[i] = r.address();
             len[i] = r.length();
@@ -68,7 +75,8 @@ final class RemoteSession implements Session {
         }
         LocalRegion[] pinned = registry.pinLocal(local);
         Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
-        Post p = new Post(write, x, la, ra, len, pinned, notification == null ? null : notification.clone());
+        boolean inline = bytes <= inlineLimit && (remoteHost || !write) && LocalRegion.allHost(pinned);
+        Post p = new Post(write, x, la, ra, len, pinned, notification == null ? null : notification.clone(), inline);
         try {
             agent.submit(() -> {
                 if (!p.xfer().isEnded()) {

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 
 /**
  * Two engines over the strict in-memory transport double, pumped by hand. Owns its native buffers.
@@ -33,9 +34,14 @@ final class EnginePair implements AutoCloseable {
     }
 
     EnginePair(EngineConfig ca, EngineConfig cb) {
+        this(ca, cb, UnaryOperator.identity());
+    }
+
+    /** {@code wrap} may put a watching double around each engine's transport. */
+    EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap) {
         fabric = new InMemoryFabric();
-        ta = fabric.newTransport();
-        tb = fabric.newTransport();
+        ta = wrap.apply(fabric.newTransport());
+        tb = wrap.apply(fabric.newTransport());
         a = new Engine(ca, ta, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
         b = new Engine(cb, tb, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
         a.startManual();

@@ -34,6 +34,8 @@ import java.util.TreeMap;
  *   <tr><td>listen_host, listen_port, advertise_host</td><td>control listener (default 127.0.0.1, any
  *       free port)</td></tr>
  *   <tr><td>channels, chunk_size</td><td>data channels per connection, bytes per chunk</td></tr>
+ *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
+ *       their control frames (0: never)</td></tr>
  *   <tr><td>cost_network_gbps, cost_local_gbps, cost_latency_us</td><td>the cost model of
  *       estimateXferCost</td></tr>
  * </table>
@@ -84,7 +86,8 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         m.put("listen_host", "127.0.0.1");
         m.put("listen_port", "0");
         m.put("progress", "inline");
-        for (String k : List.of("advertise_host", "channels", "chunk_size", "cost_network_gbps", "cost_local_gbps",
+        for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "cost_network_gbps",
+                "cost_local_gbps",
                 "cost_latency_us")) {
             m.put(k, "");
         }
@@ -135,6 +138,9 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         }
         if (p.containsKey("chunk_size")) {
             engine = engine.withChunkSize(integer(p, "chunk_size", engine.chunkSize()));
+        }
+        if (p.containsKey("inline_limit")) {
+            engine = engine.withInlineLimit(integer(p, "inline_limit", engine.inlineLimit()));
         }
         CostModel d = CostModel.DEFAULT;
         CostModel cost = new CostModel(

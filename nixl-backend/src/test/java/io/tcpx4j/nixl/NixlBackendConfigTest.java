@@ -108,4 +108,15 @@ class NixlBackendConfigTest {
         assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("progress", "sometimes"), Map.of()))
                 .isInstanceOf(TransferException.class).hasMessageContaining("'progress' must be inline or thread");
     }
+
+    @Test
+    void inlineLimitIsAnEngineSettingWithTheEnginesDefaultAndItsBounds() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().inlineLimit())
+                .isEqualTo(io.tcpx4j.domain.EngineConfig.DEFAULT_INLINE);
+        assertThat(NixlBackendConfig.parse("A", Map.of("inline_limit", "0"), Map.of()).engine().inlineLimit()).isZero();
+        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_INLINE_LIMIT", "4096")).engine()
+                .inlineLimit()).isEqualTo(4096);
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("inline_limit", "2000000"), Map.of()))
+                .hasMessageContaining("inlineLimit");
+    }
 }

@@ -15,8 +15,11 @@ import java.nio.charset.StandardCharsets;
  */
 public sealed interface ControlFrame {
 
-    /** Version spoken in {@link Hello}: 2 is the challenge-response handshake (HELLO, CHALLENGE, PROOF). */
-    int PROTOCOL_VERSION = 2;
+    /**
+     * Version spoken in {@link Hello}: 3 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
+     * with inline transfers (WRITE_INLINE, READ_INLINE, READ_REPLY).
+     */
+    int PROTOCOL_VERSION = 3;
     /** Bytes of a handshake nonce ({@link Hello}, {@link Challenge}). */
     int NONCE_BYTES = 32;
     /** Bytes of a handshake proof (HMAC-SHA256). */
@@ -31,7 +34,8 @@ public sealed interface ControlFrame {
     int MAX_CHANNELS = 64;
 
     byte HELLO = 1, HELLO_OK = 2, REJECT = 3, HANDLES = 4, WRITE = 5, WRITE_ACK = 6, READ = 7, READ_DATA = 8,
-            READ_NACK = 9, NOTIF = 10, PING = 11, BYE = 12, CHALLENGE = 13, PROOF = 14;
+            READ_NACK = 9, NOTIF = 10, PING = 11, BYE = 12, CHALLENGE = 13, PROOF = 14, WRITE_INLINE = 15,
+            READ_INLINE = 16, READ_REPLY = 17;
 
     /** Dialer to acceptor: who I am, a fresh nonce, the channels I want. Carries no secret. */
     record Hello(int version, String name, long incarnation, byte[] nonce, int channels) implements ControlFrame {
@@ -65,12 +69,31 @@ public sealed interface ControlFrame {
             implements ControlFrame {
     }
 
+    /**
+     * A WRITE whose bytes travel in this frame: remote ranges, notification, then the ranges' bytes back
+     * to back ({@code data.length} is the sum of the lengths). Answered by a {@link WriteAck}.
+     */
+    record WriteInline(long xfer, byte[] notification, long[] addresses, long[] lengths, byte[] data)
+            implements ControlFrame {
+    }
+
     /** Result of a WRITE at its target, sent after the last byte landed (or was drained). */
     record WriteAck(long xfer, int nixlStatus) implements ControlFrame {
     }
 
     /** READ request: ranges on the receiver of this frame to send back. */
     record Read(long xfer, long[] addresses, long[] lengths) implements ControlFrame {
+    }
+
+    /**
+     * A READ whose initiator takes the bytes inline: answered by a {@link ReadReply} if the receiver of
+     * this frame chooses to, else as a {@link Read} (READ_DATA and chunks, or READ_NACK).
+     */
+    record ReadInline(long xfer, long[] addresses, long[] lengths) implements ControlFrame {
+    }
+
+    /** The bytes of a {@link ReadInline}'s ranges, back to back. */
+    record ReadReply(long xfer, byte[] data) implements ControlFrame {
     }
 
     /** READ accepted: the chunk sequence of the requested ranges follows with this chunk size. */
@@ -132,12 +155,23 @@ public sealed interface ControlFrame {
                 long[][] r = ranges(w, n);
                 yield new Write(xfer, chunk, notif, r[0], r[1]);
             }
+            case WRITE_INLINE -> {
+                long xfer = w.i64();
+                byte[] notif = readNotification(w);
+                int n = w.count(MAX_RANGES);
+                long[][] r = ranges(w, n);
+                yield new WriteInline(xfer, notif, r[0], r[1], w.bytes(inlineBytes(r[1], w.remaining())));
+            }
             case WRITE_ACK -> new WriteAck(w.i64(), w.i32());
-            case READ -> {
+            case READ, READ_INLINE -> {
                 long xfer = w.i64();
                 int n = w.count(MAX_RANGES);
                 long[][] r = ranges(w, n);
-                yield new Read(xfer, r[0], r[1]);
+                yield type == READ ? new Read(xfer, r[0], r[1]) : new ReadInline(xfer, r[0], r[1]);
+            }
+            case READ_REPLY -> {
+                long xfer = w.i64();
+                yield new ReadReply(xfer, w.bytes(w.count(MAX_FRAME)));
             }
             case READ_DATA -> new ReadData(w.i64(), w.i32());
             case READ_NACK -> new ReadNack(w.i64(), w.i32());
@@ -178,6 +212,21 @@ public sealed interface ControlFrame {
             }
         }
         return new long[][] {a, l};
+    }
+
+    /** The byte count of inline data for {@code lengths}, which must be exactly the {@code remaining} bytes. */
+    private static int inlineBytes(long[] lengths, int remaining) {
+        long sum = 0;
+        for (long l : lengths) {
+            sum += l;
+            if (sum > remaining) {
+                throw Wire.bad("WRITE_INLINE", "ranges of more than the " + remaining + " bytes it carries");
+            }
+        }
+        if (sum != remaining) {
+            throw Wire.bad("WRITE_INLINE", "ranges of " + sum + " bytes but " + remaining + " bytes of data");
+        }
+        return remaining;
     }
 
     /** Status code of a TransferException as carried in frames. */

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain.protocol;
 
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.NativeMemory;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -111,6 +112,23 @@ public final class FrameWriter {
         putRanges(addresses, lengths, n);
     }
 
+    /**
+     * A WRITE_INLINE: the ranges, then the bytes of {@code sources[i]} (host memory, {@code lengths[i]}
+     * bytes each) copied straight into the frame. {@code total} is the sum of the lengths.
+     */
+    public void writeInline(long xfer, byte[] notification, long[] addresses, long[] lengths, int n,
+                            long[] sources, int total) {
+        int notifBytes = notification == null ? 1 : 1 + 4 + notification.length;
+        frame(ControlFrame.WRITE_INLINE, 8 + notifBytes + 4 + 16 * n + total).putLong(xfer);
+        if (notification == null) {
+            out.put((byte) 0);
+        } else {
+            out.put((byte) 1).putInt(notification.length).put(notification);
+        }
+        putRanges(addresses, lengths, n);
+        putBytes(sources, lengths, n);
+    }
+
     public void writeAck(long xfer, int status) {
         frame(ControlFrame.WRITE_ACK, 12).putLong(xfer).putInt(status);
     }
@@ -118,6 +136,17 @@ public final class FrameWriter {
     public void read(long xfer, long[] addresses, long[] lengths, int n) {
         frame(ControlFrame.READ, 8 + 4 + 16 * n).putLong(xfer);
         putRanges(addresses, lengths, n);
+    }
+
+    public void readInline(long xfer, long[] addresses, long[] lengths, int n) {
+        frame(ControlFrame.READ_INLINE, 8 + 4 + 16 * n).putLong(xfer);
+        putRanges(addresses, lengths, n);
+    }
+
+    /** A READ_REPLY with the bytes of {@code sources[i]} (host memory), {@code total} bytes in all. */
+    public void readReply(long xfer, long[] sources, long[] lengths, int n, int total) {
+        frame(ControlFrame.READ_REPLY, 8 + 4 + total).putLong(xfer).putInt(total);
+        putBytes(sources, lengths, n);
     }
 
     public void readData(long xfer, int chunkSize) {
@@ -138,6 +167,14 @@ public final class FrameWriter {
 
     public void bye() {
         frame(ControlFrame.BYE, 0);
+    }
+
+    private void putBytes(long[] sources, long[] lengths, int n) {
+        for (int i = 0; i < n; i++) {
+            int len = (int) lengths[i];
+            NativeMemory.get(sources[i], out.array(), out.arrayOffset() + out.position(), len);
+            out.position(out.position() + len);
+        }
     }
 
     private void putRanges(long[] addresses, long[] lengths, int n) {

@@ -113,6 +113,51 @@ class CodecTest {
     }
 
     @Test
+    void inlineFramesCarryTheirBytesFromHostMemoryAndRoundTrip() {
+        long src = io.tcpx4j.domain.memory.NativeMemory.allocate(64, 4096);
+        try {
+            byte[] data = new byte[64];
+            new Random(3).nextBytes(data);
+            io.tcpx4j.domain.memory.NativeMemory.put(src, data, 0, data.length);
+            FrameWriter w = new FrameWriter();
+            w.writeInline(5, new byte[] {7}, new long[] {100, 200}, new long[] {10, 54}, 2,
+                    new long[] {src, src + 10}, 64);
+            w.readInline(6, new long[] {300}, new long[] {64}, 1);
+            w.readReply(6, new long[] {src + 60, src}, new long[] {4, 60}, 2, 64);
+            FrameReader r = new FrameReader();
+            ByteBuffer p = w.pending();
+            byte[] bytes = new byte[p.remaining()];
+            p.get(bytes);
+            r.feed(bytes);
+            ControlFrame.WriteInline wi = (ControlFrame.WriteInline) r.next();
+            assertThat(wi.xfer()).isEqualTo(5);
+            assertThat(wi.notification()).containsExactly(7);
+            assertThat(wi.addresses()).containsExactly(100, 200);
+            assertThat(wi.lengths()).containsExactly(10, 54);
+            assertThat(wi.data()).isEqualTo(data);
+            ControlFrame.ReadInline ri = (ControlFrame.ReadInline) r.next();
+            assertThat(ri.addresses()).containsExactly(300);
+            assertThat(ri.lengths()).containsExactly(64);
+            ControlFrame.ReadReply rr = (ControlFrame.ReadReply) r.next();
+            assertThat(Arrays.copyOfRange(rr.data(), 0, 4)).isEqualTo(Arrays.copyOfRange(data, 60, 64));
+            assertThat(Arrays.copyOfRange(rr.data(), 4, 64)).isEqualTo(Arrays.copyOfRange(data, 0, 60));
+            assertThat(r.next()).isNull();
+        } finally {
+            io.tcpx4j.domain.memory.NativeMemory.free(src);
+        }
+    }
+
+    @Test
+    void aWriteInlineWhoseRangesDoNotAddUpToItsDataIsRejected() {
+        for (long[] lengths : new long[][] {{10, 53}, {10, 55}, {Long.MAX_VALUE, 1}}) {
+            ByteBuffer f = ByteBuffer.allocate(8 + 1 + 4 + 32 + 64).putLong(5).put((byte) 0).putInt(2)
+                    .putLong(100).putLong(lengths[0]).putLong(200).putLong(lengths[1]).put(new byte[64]).flip();
+            assertThatThrownBy(() -> ControlFrame.decode(ControlFrame.WRITE_INLINE, f))
+                    .isInstanceOf(TransferException.class).hasMessageContaining("WRITE_INLINE");
+        }
+    }
+
+    @Test
     void oversizedLengthPrefixIsRejectedWithoutAllocating() {
         FrameReader r = new FrameReader();
         r.maxFrame(1024);

@@ -142,8 +142,9 @@ class ConnectionFaultIT {
             a.register(back, 32 * MIB);
             b.publish(remote, a);
             var s = a.engine.session("rel-b");
-            Transfer warm = s.write(List.of(Node.dram(src.descriptor().address(), 4096)),
-                    List.of(Node.dram(remote.descriptor().address(), 4096)), null);
+            // above the inline limit, so that the data channels are up before the comms are counted
+            Transfer warm = s.write(List.of(Node.dram(src.descriptor().address(), MIB)),
+                    List.of(Node.dram(remote.descriptor().address(), MIB)), null);
             assertThat(Node.await(warm, Duration.ofSeconds(10))).isEqualTo(TransferStatus.DONE);
             long commsOpened = a.transport.commsOpened();
 

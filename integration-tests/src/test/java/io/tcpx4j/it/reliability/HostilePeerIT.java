@@ -265,7 +265,7 @@ class HostilePeerIT {
         List<byte[]> sent = HostileClient.frames(wire[0]);
         List<byte[]> got = HostileClient.frames(wire[1]);
         assertThat(sent.stream().map(HostilePeerIT::type).toList()).as("what the honest dialer sent")
-                .startsWith((int) ControlFrame.HELLO, (int) ControlFrame.PROOF, (int) ControlFrame.HANDLES, (int) ControlFrame.READ);
+                .startsWith((int) ControlFrame.HELLO, (int) ControlFrame.PROOF, (int) ControlFrame.HANDLES, (int) ControlFrame.READ_INLINE);
         assertThat(got.stream().map(HostilePeerIT::type).toList()).as("what the target answered")
                 .startsWith((int) ControlFrame.CHALLENGE, (int) ControlFrame.HELLO_OK, (int) ControlFrame.HANDLES);
         assertThat(indexOf(wire[0], secret())).as("the secret in the dialer's bytes").isEqualTo(-1);
@@ -586,6 +586,53 @@ class HostilePeerIT {
             java.util.Arrays.fill(expected, GUARD + 100, GUARD + 1100, (byte) 0x66);
         } finally {
             Buffers.free(payload, chunk);
+        }
+    }
+
+    @Test
+    void inlineWritesAndReadsOutsideRegisteredMemoryAreRefusedAndNothingLandsOrLeaks() throws Exception {
+        int most = 64 * 1024;
+        long payload = Buffers.allocate(most);
+        try (HostileClient c = connect()) {
+            Buffers.fill(payload, most, (byte) 0x69);
+            c.admit("mallory", secret());
+            long xfer = 200;
+            for (long[] r : badRanges()) {
+                if (r[1] > most) {
+                    continue; // a frame carries every byte it announces; a lie about that is below
+                }
+                c.writer.writeInline(++xfer, "evil".getBytes(), new long[] {r[0]}, new long[] {r[1]}, 1,
+                        new long[] {payload}, (int) r[1]);
+                c.writer.readInline(++xfer, new long[] {r[0]}, new long[] {r[1]}, 1);
+                c.flush();
+                assertThat(c.next(Duration.ofSeconds(10))).as("WRITE_INLINE [0x%x, +%d)", r[0], r[1])
+                        .isEqualTo(new ControlFrame.WriteAck(xfer - 1, NOT_ALLOWED));
+                assertThat(c.next(Duration.ofSeconds(10))).as("READ_INLINE [0x%x, +%d)", r[0], r[1])
+                        .isEqualTo(new ControlFrame.ReadNack(xfer, NOT_ALLOWED));
+                REFUSED.addAndGet(2);
+            }
+            // a good range and a bad one: refused as a whole, the good one untouched too
+            c.writer.writeInline(++xfer, null, new long[] {region, block}, new long[] {4096, 4096}, 2,
+                    new long[] {payload, payload}, 8192);
+            c.flush();
+            assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer, NOT_ALLOWED));
+            // the harness is honest: inside the region a WRITE_INLINE lands and a READ_INLINE is answered
+            c.writer.writeInline(++xfer, null, new long[] {region + 200}, new long[] {1000}, 1, new long[] {payload}, 1000);
+            c.writer.readInline(++xfer, new long[] {region + 200}, new long[] {1000}, 1);
+            c.flush();
+            assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer - 1, MALLORY_OK));
+            java.util.Arrays.fill(expected, GUARD + 200, GUARD + 1200, (byte) 0x69);
+            ControlFrame reply = c.next(Duration.ofSeconds(10));
+            assertThat(reply).isInstanceOf(ControlFrame.ReadReply.class);
+            assertThat(((ControlFrame.ReadReply) reply).data())
+                    .isEqualTo(java.util.Arrays.copyOfRange(expected, GUARD + 200, GUARD + 1200));
+            // ranges of more bytes than the frame carries: malformed, the attacker is dropped
+            ByteBuffer lie = ByteBuffer.allocate(8 + 1 + 4 + 16 + 16).putLong(++xfer).put((byte) 0).putInt(1)
+                    .putLong(region).putLong(4096).put(new byte[16]);
+            c.raw(frame(1 + lie.capacity(), ControlFrame.WRITE_INLINE, lie.array()));
+            assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("WRITE_INLINE announcing 4096 bytes, carrying 16").isTrue();
+        } finally {
+            Buffers.free(payload, most);
         }
     }
 

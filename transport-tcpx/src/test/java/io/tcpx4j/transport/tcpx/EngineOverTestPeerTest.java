@@ -187,8 +187,9 @@ class EngineOverTestPeerTest {
         TcpxTransport tb = TcpxTransport.open(options, new HostMemory());
         closeables.add(ta);
         closeables.add(tb);
+        // inline limit 0: the write needs the data channels that never come up
         EngineConfig config = EngineConfig.defaults("a").withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(60),
-                Duration.ofSeconds(1));
+                Duration.ofSeconds(1)).withInlineLimit(0);
         Engine a = new Engine(config, ta, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
         Engine b = new Engine(config.withName("b"), new NeverConnectsTransportDouble(tb), new HostMemory(),
                 new CpuUnpacker(), Clock.SYSTEM);
