@@ -23,18 +23,25 @@
  * Environment: TCPX4J_TESTPEER_INIT_EXIT=1 makes init call exit(1) (TCPX does that when the CUDA
  * driver fails), TCPX4J_TESTPEER_INIT_FAIL=1 makes init return ncclInternalError,
  * TCPX4J_TESTPEER_NO_PCI=1 makes getProperties report a null PCI path, TCPX4J_TESTPEER_NO_BOUNCE=1
- * makes accept publish an unpack handle without a bounce buffer.
+ * makes accept publish an unpack handle without a bounce buffer, TCPX4J_TESTPEER_NO_HOST_WARN=1 (read
+ * by init) leaves out the WARN per host-memory receive step, which a benchmark of the call path
+ * would otherwise measure.
+ * Every isend, irecv, test and irecvConsumed records the arguments it received, per calling thread,
+ * for tcpx4j_testpeer_last(): the tests check that each call path hands them over unchanged.
  * Build with -DPEER_NO_TABLE for a library that exports only an unsupported (v4-named) symbol,
  * with -DPEER_HOST_PTR_ONLY for a plugin that takes host memory only (TCPX built with HOST_PTR_ONLY
  * still reports the UNPACK device type; nccl-fastsocket is host-only too), with -DPEER_BLOCKING for
  * a plugin whose accept waits until a peer connected and whose connect waits until the peer accepted
  * (nccl-fastsocket's accept waits in accept(2)), and with -DPEER_NO_CONSUMED (v7+) for a table whose
  * getDeviceMr and irecvConsumed are null, with a HOST device type and receives that give their slot
- * back when they test done (aws-ofi-nccl).
+ * back when they test done (aws-ofi-nccl), and with -DPEER_NULL_IO for a host-memory-only plugin that
+ * moves no bytes: every request completes at its first test (receives report their posted size), so
+ * what is left is the cost of calling it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -61,6 +68,10 @@
 #define PEER_NET_VERSION 7
 #endif
 
+#if defined(PEER_NULL_IO) && !defined(PEER_HOST_PTR_ONLY)
+#define PEER_HOST_PTR_ONLY /* no bytes move, so no bounce pages to describe */
+#endif
+
 #define EXPORT __attribute__((visibility("default")))
 
 enum { R_OK_ = 0, R_SYSTEM = 2, R_INTERNAL = 3, R_INVALID_ARG = 4, R_INVALID_USAGE = 5 };
@@ -76,6 +87,19 @@ static peer_logger peer_log;
 #define INFO(f, ...) do { if (peer_log) peer_log(L_INFO, (f), __func__, __LINE__, __VA_ARGS__); } while (0)
 
 static volatile long misuse_count;
+static int no_host_warn;
+
+/* The arguments of this thread's last data-path calls, as tcpx4j_testpeer_last() names them. */
+enum {
+  A_ISEND_COMM, A_ISEND_DATA, A_ISEND_SIZE, A_ISEND_TAG, A_ISEND_MHANDLE, A_ISEND_REQUEST,
+  A_IRECV_COMM, A_IRECV_N, A_IRECV_DATA, A_IRECV_SIZES, A_IRECV_TAGS, A_IRECV_MHANDLES, A_IRECV_REQUEST,
+  A_IRECV_DATA0, A_IRECV_SIZE0, A_IRECV_TAG0, A_IRECV_MHANDLE0,
+  A_TEST_REQUEST, A_TEST_DONE, A_TEST_SIZES,
+  A_CONSUMED_COMM, A_CONSUMED_N, A_CONSUMED_REQUEST,
+  A_COUNT
+};
+static __thread long last_arg[A_COUNT];
+#define RECORD(i, v) (last_arg[i] = (long)(v))
 #define MISUSE(...) do { __atomic_add_fetch(&misuse_count, 1, __ATOMIC_SEQ_CST); WARN(__VA_ARGS__); } while (0)
 
 #define SLOTS 16
@@ -235,6 +259,8 @@ static bool no_pci(void) {
 
 static int p_init(peer_logger logger) {
   peer_log = logger;
+  const char *q = getenv("TCPX4J_TESTPEER_NO_HOST_WARN");
+  no_host_warn = q && q[0] == '1';
   INFO(SUBSYS_INIT | SUBSYS_NET, "NET/testpeer : init, ncclNet v%d, %d request slots per comm", PEER_NET_VERSION, SLOTS);
   const char *e = getenv("TCPX4J_TESTPEER_INIT_EXIT");
   if (e && e[0] == '1') {
@@ -632,13 +658,18 @@ static int post(struct comm *c, int op, void *data, int size, struct mr *m, void
 }
 
 static int p_isend(void *send_comm, void *data, int size, int tag, void *mhandle, void **request) {
-  (void)tag; /* TCPX ignores tags */
+  RECORD(A_ISEND_COMM, send_comm); RECORD(A_ISEND_DATA, data); RECORD(A_ISEND_SIZE, size);
+  RECORD(A_ISEND_TAG, tag); RECORD(A_ISEND_MHANDLE, mhandle); RECORD(A_ISEND_REQUEST, request);
+  /* TCPX ignores tags */
   return post(send_comm, OP_SEND, data, size, mhandle, request);
 }
 
 static int p_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags, void **mhandles, void **request) {
-  (void)tags;
+  RECORD(A_IRECV_COMM, recv_comm); RECORD(A_IRECV_N, n); RECORD(A_IRECV_DATA, data); RECORD(A_IRECV_SIZES, sizes);
+  RECORD(A_IRECV_TAGS, tags); RECORD(A_IRECV_MHANDLES, mhandles); RECORD(A_IRECV_REQUEST, request);
   if (n != 1) return R_INTERNAL;
+  RECORD(A_IRECV_DATA0, data[0]); RECORD(A_IRECV_SIZE0, sizes[0]); RECORD(A_IRECV_TAG0, tags[0]);
+  RECORD(A_IRECV_MHANDLE0, mhandles[0]); /* TCPX ignores tags */
   return post(recv_comm, OP_RECV, data[0], sizes[0], mhandles[0], request);
 }
 
@@ -652,6 +683,12 @@ static int p_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhan
 static int progress(struct request *r) {
   struct comm *c = r->comm;
   int sending = r->op == OP_SEND;
+#ifdef PEER_NULL_IO
+  (void)c; (void)sending;
+  r->msg_size = r->size;
+  r->done = 1;
+  return 0;
+#endif
   if (sending) r->hdr = (uint32_t)r->size;
   while (r->hdr_done < 4) {
     long n = io_step(c, sending, (char *)&r->hdr + r->hdr_done, 4 - r->hdr_done);
@@ -666,7 +703,7 @@ static int progress(struct request *r) {
     }
     r->msg_size = (int)r->hdr;
   }
-  if (!sending && r->type == PTR_HOST) WARN("NET/testpeer requested receive on host mem buffer");
+  if (!sending && r->type == PTR_HOST && !no_host_warn) WARN("NET/testpeer requested receive on host mem buffer");
   while (r->body_done < r->msg_size) {
     if (devmem_receive(r)) {
       /* scattered, permuted bounce pages; even fragments start mid-page like skb frags do */
@@ -704,7 +741,8 @@ static int progress(struct request *r) {
 }
 
 static int p_test(void *request, int *done, int *sizes) {
-  (void)sizes; /* TCPX never writes the size */
+  RECORD(A_TEST_REQUEST, request); RECORD(A_TEST_DONE, done); RECORD(A_TEST_SIZES, sizes);
+  /* TCPX never writes the size */
   *done = 0;
   struct request *r = request;
   if (r == NULL) {
@@ -760,6 +798,7 @@ static int p_get_device_mr(void *comm, void *mhandle, void **dptr) {
 }
 
 static int p_irecv_consumed(void *recv_comm, int n, void *request) {
+  RECORD(A_CONSUMED_COMM, recv_comm); RECORD(A_CONSUMED_N, n); RECORD(A_CONSUMED_REQUEST, request);
   struct comm *c = recv_comm;
   if (request == NULL || n != 1) {
     WARN("NET/testpeer : irecvConsumed with null request or n != 1");
@@ -847,6 +886,22 @@ EXPORT volatile struct {
 /* How often a caller misused the plugin in a way that crashes TCPX (second accept, CUDA without PCI path). */
 EXPORT long tcpx4j_testpeer_misuse(void) {
   return __atomic_load_n(&misuse_count, __ATOMIC_SEQ_CST);
+}
+
+/* An argument of this thread's last isend, irecv, test or irecvConsumed as received ("isend.tag",
+ * "irecv.size0" for sizes[0], ...; ints sign-extended), or LONG_MIN for an unknown name. */
+EXPORT long tcpx4j_testpeer_last(const char *what) {
+  static const char *const names[A_COUNT] = {
+    "isend.comm", "isend.data", "isend.size", "isend.tag", "isend.mhandle", "isend.request",
+    "irecv.comm", "irecv.n", "irecv.data", "irecv.sizes", "irecv.tags", "irecv.mhandles", "irecv.request",
+    "irecv.data0", "irecv.size0", "irecv.tag0", "irecv.mhandle0",
+    "test.request", "test.done", "test.sizes",
+    "consumed.comm", "consumed.n", "consumed.request",
+  };
+  for (int i = 0; i < A_COUNT; i++) {
+    if (strcmp(what, names[i]) == 0) return last_arg[i];
+  }
+  return LONG_MIN;
 }
 
 /* Sizes and offsets as this compiler lays the ABI structs out, for the Java layout tests. */

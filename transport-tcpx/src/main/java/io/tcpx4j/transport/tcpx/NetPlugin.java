@@ -17,9 +17,12 @@ import java.util.Map;
  * as JNA {@link Function}s read by offset. Calls return the raw ncclResult_t; translating it is the
  * caller's job (it knows whether a 3 means "slots full").
  *
- * <p>Native pointers (comms, requests, memory handles, data addresses) are passed as {@code long}.
- * JNA marshals a Java long as a 64-bit integer, which LP64 ABIs pass exactly like a pointer; we
- * check LP64 before binding. That saves a {@link Pointer} object per argument on the data path.
+ * <p>Native pointers (comms, requests, memory handles, data addresses, out-parameters of the data
+ * path) are passed as {@code long}; we check LP64 before binding, where a 64-bit integer is passed
+ * exactly like a pointer. The calls made per chunk (isend, irecv, test, irecvConsumed) go through
+ * {@link NetCallTrampolines} when its library is there ({@link CallPath#TRAMPOLINE}): no argument
+ * array, no boxing, no allocation. Set-up and registration calls, and every call when the library is
+ * missing ({@link CallPath#GENERIC}), go through JNA's {@code Function.invoke}.
  *
  * <p>Thread-safe: it holds no per-call state. Out-parameters are the caller's (one set per comm).
  */
@@ -34,13 +37,42 @@ final class NetPlugin {
     private final Pointer table;
     private final String name;
     private final Map<NetSlot, Function> functions = new EnumMap<>(NetSlot.class);
+    private final CallPath callPath;
+    /** The per-chunk entries' addresses for the trampolines (0 where the table's entry is null). */
+    private final long isendFn;
+    private final long irecvFn;
+    private final long testFn;
+    private final long irecvConsumedFn;
     private volatile PluginLogger logger;
 
+    /** How the per-chunk calls reach the plugin. */
+    enum CallPath {
+        /** {@link NetCallTrampolines}: JNI with primitive arguments. */
+        TRAMPOLINE,
+        /** JNA's {@code Function.invoke(Object[])}: an argument array and boxed values per call. */
+        GENERIC;
+
+        /** TRAMPOLINE when its library loaded, else GENERIC. */
+        static CallPath best() {
+            return NetCallTrampolines.isAvailable() ? TRAMPOLINE : GENERIC;
+        }
+    }
+
     private NetPlugin(String libraryName, NativeLibrary library, NetPluginVersion version, Pointer table) {
+        this(libraryName, library, version, table, CallPath.best());
+    }
+
+    private NetPlugin(String libraryName, NativeLibrary library, NetPluginVersion version, Pointer table,
+                      CallPath callPath) {
+        if (callPath == CallPath.TRAMPOLINE && !NetCallTrampolines.isAvailable()) {
+            throw new TransferException(TransferException.Code.NOT_SUPPORTED, "the net-call trampolines are not"
+                    + " available: " + NetCallTrampolines.unavailabilityCause());
+        }
         this.libraryName = libraryName;
         this.library = library;
         this.version = version;
         this.table = table;
+        this.callPath = callPath;
         Pointer namePtr = table.getPointer(version.offset(NetSlot.NAME));
         this.name = namePtr == null ? "(unnamed)" : namePtr.getString(0);
         for (NetSlot slot : version.order()) {
@@ -62,6 +94,32 @@ final class NetPlugin {
         }
         // getDeviceMr and irecvConsumed (v7+) may be null: NCCL calls them only when present, and
         // aws-ofi-nccl leaves both null. TcpxTransport calls irecvConsumed only when it is there.
+        this.isendFn = address(NetSlot.ISEND);
+        this.irecvFn = address(NetSlot.IRECV);
+        this.testFn = address(NetSlot.TEST);
+        this.irecvConsumedFn = address(NetSlot.IRECV_CONSUMED);
+    }
+
+    private long address(NetSlot slot) {
+        Function f = functions.get(slot);
+        return f == null ? 0 : Pointer.nativeValue(f);
+    }
+
+    /**
+     * The same plugin (library, table, logger) whose per-chunk calls take {@code path}; for tests
+     * and the benchmark that compares the two. TRAMPOLINE without its library is NOT_SUPPORTED.
+     */
+    NetPlugin withCallPath(CallPath path) {
+        if (path == callPath) {
+            return this;
+        }
+        NetPlugin p = new NetPlugin(libraryName, library, version, table, path);
+        p.logger = logger;
+        return p;
+    }
+
+    CallPath callPath() {
+        return callPath;
     }
 
     /**
@@ -178,7 +236,8 @@ final class NetPlugin {
         return fn(NetSlot.ACCEPT).invokeInt(args);
     }
 
-    int regMr(long comm, long data, long size, int type, Pointer mhandle) {
+    /** {@code mhandle} is the address of a pointer slot the plugin writes the memory handle to. */
+    int regMr(long comm, long data, long size, int type, long mhandle) {
         Object sizeArg = version.regMrSizeT() ? (Object) size : (Object) Math.toIntExact(size);
         return fn(NetSlot.REG_MR).invokeInt(new Object[] {comm, data, sizeArg, type, mhandle});
     }
@@ -187,20 +246,38 @@ final class NetPlugin {
         return fn(NetSlot.DEREG_MR).invokeInt(new Object[] {comm, mhandle});
     }
 
-    int isend(long comm, long data, int size, int tag, long mhandle, Pointer request) {
+    /** {@code request} is the address of a pointer slot the plugin writes the request to. */
+    int isend(long comm, long data, int size, int tag, long mhandle, long request) {
+        if (callPath == CallPath.TRAMPOLINE) {
+            return NetCallTrampolines.isend(isendFn, comm, data, size, tag, mhandle, request);
+        }
         return fn(NetSlot.ISEND).invokeInt(new Object[] {comm, data, size, tag, mhandle, request});
     }
 
-    /** n == 1 only (TCPX rejects anything else): the arrays are one-element native arrays. */
-    int irecv(long comm, Pointer data, Pointer sizes, Pointer tags, Pointer mhandles, Pointer request) {
+    /**
+     * n == 1 only (TCPX rejects anything else): {@code data}, {@code sizes}, {@code tags} and
+     * {@code mhandles} are addresses of one-element native arrays, {@code request} of a pointer slot.
+     */
+    int irecv(long comm, long data, long sizes, long tags, long mhandles, long request) {
+        if (callPath == CallPath.TRAMPOLINE) {
+            return NetCallTrampolines.irecv(irecvFn, comm, 1, data, sizes, tags, mhandles, request);
+        }
         return fn(NetSlot.IRECV).invokeInt(new Object[] {comm, 1, data, sizes, tags, mhandles, request});
     }
 
-    int test(long request, Pointer done, Pointer size) {
+    /** {@code done} and {@code size} are addresses of native ints. */
+    int test(long request, long done, long size) {
+        if (callPath == CallPath.TRAMPOLINE) {
+            return NetCallTrampolines.test(testFn, request, done, size);
+        }
         return fn(NetSlot.TEST).invokeInt(new Object[] {request, done, size});
     }
 
+    /** v7+, and only when the entry is not null ({@link #has}). */
     int irecvConsumed(long comm, long request) {
+        if (callPath == CallPath.TRAMPOLINE && irecvConsumedFn != 0) {
+            return NetCallTrampolines.irecvConsumed(irecvConsumedFn, comm, 1, request);
+        }
         return fn(NetSlot.IRECV_CONSUMED).invokeInt(new Object[] {comm, 1, request});
     }
 

@@ -12,8 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A plugin comm with its FIFO of 16 pooled requests and its reusable native out-parameters (JNA
- * {@link Memory} per comm, so the data path allocates no native memory).
+ * A plugin comm with its FIFO of 16 pooled requests and its reusable native out-parameters (one
+ * block of native memory per comm, so the data path allocates nothing).
  *
  * <p>Request accounting mirrors TCPX: a send holds its slot until it tests done, a receive until it
  * is consumed. {@code posted - released} is the number of slots taken.
@@ -38,11 +38,22 @@ abstract class TcpxComm {
      */
     TransferException failure;
     final List<TcpxRegistration> registrations = new ArrayList<>();
-    /** request** for isend/irecv, and regMr's mhandle**. */
-    final Memory out = new Memory(8);
-    /** test's int* done and int* size (TCPX never writes the size). */
-    final Memory done = new Memory(4);
-    final Memory testSize = new Memory(4);
+    /**
+     * The comm's out-parameters and irecv's one-element arrays, at the addresses below; JNA frees
+     * it when the comm is collected, after the plugin's last call on it.
+     */
+    private final Memory scratch = new Memory(SCRATCH_BYTES);
+    /** isend's and irecv's {@code void** request}, and regMr's {@code void** mhandle}. */
+    final long outSlot;
+    /** test's {@code int* done}. */
+    final long doneSlot;
+    /** test's {@code int* sizes} (TCPX never writes it). */
+    final long testSizeSlot;
+    /** irecv's {@code void* data[1]}, {@code void* mhandles[1]}, {@code int sizes[1]}, {@code int tags[1]}. */
+    final long recvData;
+    final long recvMhandles;
+    final long recvSizes;
+    final long recvTags;
     /** Base of the receive comm's bounce buffer, read at its first receive into CUDA memory; 0 before. */
     long bounceBase;
     /**
@@ -53,10 +64,21 @@ abstract class TcpxComm {
     long bounceBytes;
     MemoryKind bounceKind = MemoryKind.DRAM;
 
+    private static final int SCRATCH_BYTES = 40;
+
     TcpxComm(TcpxTransport owner, int device, long pointer) {
         this.owner = owner;
         this.device = device;
         this.pointer = pointer;
+        scratch.clear();
+        long base = Pointer.nativeValue(scratch);
+        outSlot = base;
+        doneSlot = base + 8;
+        testSizeSlot = base + 12;
+        recvData = base + 16;
+        recvMhandles = base + 24;
+        recvSizes = base + 32;
+        recvTags = base + 36;
         for (int i = 0; i < ring.length; i++) {
             ring[i] = new TcpxNetRequest(this);
         }
@@ -99,11 +121,6 @@ abstract class TcpxComm {
     }
 
     static final class Recv extends TcpxComm implements RecvComm {
-        /** irecv's one-element arrays: data[], sizes[], tags[], mhandles[]. */
-        final Memory data = new Memory(8);
-        final Memory sizes = new Memory(4);
-        final Memory tags = new Memory(4);
-        final Memory mhandles = new Memory(8);
         /** The 32-byte device handle accept filled (inside its backing, kept alive with the comm). */
         final Memory deviceHandleBacking;
         final Pointer deviceHandle;

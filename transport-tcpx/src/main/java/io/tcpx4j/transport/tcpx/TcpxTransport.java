@@ -5,6 +5,7 @@ import com.sun.jna.Pointer;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Comm;
 import io.tcpx4j.domain.port.out.DeviceMemory;
@@ -365,9 +366,9 @@ public final class TcpxTransport implements NetTransport {
             throw new TransferException(INVALID_PARAM, "ncclNet v" + plugin.version().number()
                     + " registers at most " + Integer.MAX_VALUE + " bytes at once; got " + size);
         }
-        c.out.setLong(0, 0);
-        check("regMr", plugin.regMr(c.pointer, address, size, type.ncclBit(), c.out));
-        TcpxRegistration r = new TcpxRegistration(c, c.out.getLong(0), address, size, type);
+        NativeMemory.putLong(c.outSlot, 0);
+        check("regMr", plugin.regMr(c.pointer, address, size, type.ncclBit(), c.outSlot));
+        TcpxRegistration r = new TcpxRegistration(c, NativeMemory.getLong(c.outSlot), address, size, type);
         c.registrations.add(r);
         return r;
     }
@@ -389,8 +390,8 @@ public final class TcpxTransport implements NetTransport {
         if (c.outstanding() >= MAX_REQUESTS) {
             return null;
         }
-        c.out.setLong(0, 0);
-        int rc = plugin.isend(c.pointer, address, size, tag, r.mhandle, c.out);
+        NativeMemory.putLong(c.outSlot, 0);
+        int rc = plugin.isend(c.pointer, address, size, tag, r.mhandle, c.outSlot);
         return posted(c, rc, "isend", size, false, r.type() == PtrType.CUDA);
     }
 
@@ -410,12 +411,12 @@ public final class TcpxTransport implements NetTransport {
                 throw failed(c, e);
             }
         }
-        rc0.data.setLong(0, address);
-        rc0.sizes.setInt(0, size);
-        rc0.tags.setInt(0, tag);
-        rc0.mhandles.setLong(0, r.mhandle);
-        c.out.setLong(0, 0);
-        int rc = plugin.irecv(c.pointer, rc0.data, rc0.sizes, rc0.tags, rc0.mhandles, c.out);
+        NativeMemory.putLong(c.recvData, address);
+        NativeMemory.putInt(c.recvSizes, size);
+        NativeMemory.putInt(c.recvTags, tag);
+        NativeMemory.putLong(c.recvMhandles, r.mhandle);
+        NativeMemory.putLong(c.outSlot, 0);
+        int rc = plugin.irecv(c.pointer, c.recvData, c.recvSizes, c.recvTags, c.recvMhandles, c.outSlot);
         return posted(c, rc, "irecv", size, true, r.type() == PtrType.CUDA);
     }
 
@@ -426,7 +427,7 @@ public final class TcpxTransport implements NetTransport {
         if (rc != NcclResult.SUCCESS) {
             throw failed(c, NcclResult.data(call, rc));
         }
-        long req = c.out.getLong(0);
+        long req = NativeMemory.getLong(c.outSlot);
         if (req == 0) {
             return null; // TCPX: not fully connected yet, retry later
         }
@@ -455,12 +456,12 @@ public final class TcpxTransport implements NetTransport {
             throw new TransferException(INVALID_PARAM, "test only the oldest uncompleted request of a comm (TCPX is"
                     + " FIFO); " + r + " is not");
         }
-        c.done.setInt(0, 0);
-        int rc = plugin.test(r.pointer, c.done, c.testSize);
+        NativeMemory.putInt(c.doneSlot, 0);
+        int rc = plugin.test(r.pointer, c.doneSlot, c.testSizeSlot);
         if (rc != NcclResult.SUCCESS) {
             throw failed(c, NcclResult.data("test", rc));
         }
-        if (c.done.getInt(0) == 0) {
+        if (NativeMemory.getInt(c.doneSlot) == 0) {
             return false;
         }
         // The size output is not trusted (TCPX never writes it): the request keeps its posted size.
@@ -693,6 +694,11 @@ public final class TcpxTransport implements NetTransport {
     @Override
     public String toString() {
         return "TcpxTransport[" + pluginDescription() + "]";
+    }
+
+    /** The plugin and the call path it uses; tests and benchmarks only. */
+    NetPlugin plugin() {
+        return plugin;
     }
 
     /** Where a receive comm's bounce buffer lives; tests only. */

@@ -50,16 +50,22 @@ class NetPluginTest {
                 mh.setLong(0, reg.mhandle);
                 Memory out = new Memory(8);
                 for (int i = 0; i < 16; i++) {
-                    assertThat(p.irecv(c.pointer, data, sizes, tags, mh, out)).isZero();
+                    assertThat(p.irecv(c.pointer, address(data), address(sizes), address(tags), address(mh),
+                            address(out))).isZero();
                     assertThat(out.getLong(0)).isNotZero();
                 }
-                assertThat(p.irecv(c.pointer, data, sizes, tags, mh, out)).isEqualTo(NcclResult.INTERNAL_ERROR);
+                assertThat(p.irecv(c.pointer, address(data), address(sizes), address(tags), address(mh),
+                        address(out))).isEqualTo(NcclResult.INTERNAL_ERROR);
             } finally {
                 NativeMemory.free(buf);
             }
         } finally {
             t.close();
         }
+    }
+
+    private static long address(Memory m) {
+        return com.sun.jna.Pointer.nativeValue(m);
     }
 
     @Test

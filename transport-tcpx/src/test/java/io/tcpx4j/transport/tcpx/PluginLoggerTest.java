@@ -78,7 +78,7 @@ class PluginLoggerTest {
                 "DEBUG [p_init:" + lineOf(rec, "p_init") + "] NET/testpeer : init, ncclNet v6, 16 request slots per comm"));
         // a WARN with a pointer and a size_t: an unaligned CUDA registration (refused before the comm is used)
         com.sun.jna.Memory out = new com.sun.jna.Memory(8);
-        assertThat(p.regMr(1, 0x1001, 100, PtrType.CUDA.ncclBit(), out)).isEqualTo(NcclResult.INTERNAL_ERROR);
+        assertThat(p.regMr(1, 0x1001, 100, PtrType.CUDA.ncclBit(), com.sun.jna.Pointer.nativeValue(out))).isEqualTo(NcclResult.INTERNAL_ERROR);
         assertThat(rec.lines).anySatisfy(s -> assertThat(s).startsWith("WARNING [reg_common:")
                 .endsWith("] NET/testpeer : CUDA memory 0x1001+100 not 4 KiB aligned"));
         assertThat(rec.lines).noneSatisfy(s -> assertThat(s).contains("%"));

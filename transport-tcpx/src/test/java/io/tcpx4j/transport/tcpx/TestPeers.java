@@ -29,7 +29,7 @@ final class TestPeers {
         return p;
     }
 
-    /** v5, v6, v7, v8, v7-hostonly, v7-blocking, v8-nullopt or nosym (see the pom). */
+    /** v5, v6, v7, v8, v7-hostonly, v7-blocking, v8-nullopt, v7-nullio or nosym (see the pom). */
     static String path(String variant) {
         return dir().resolve("libtcpx4j-net-testpeer-" + variant + ".so").toAbsolutePath().toString();
     }
@@ -49,6 +49,13 @@ final class TestPeers {
     static TcpxTransport transport(String variant) {
         TcpxOptions o = TcpxOptions.defaults().withLibrary(path(variant)).withProbeInChildProcess(false);
         return TcpxTransport.open(o, new HostMemory());
+    }
+
+    /** As {@link #transport(String)}, with the per-chunk calls on {@code path}. */
+    static TcpxTransport transport(String variant, NetPlugin.CallPath path) {
+        TcpxOptions o = TcpxOptions.defaults().withLibrary(path(variant)).withProbeInChildProcess(false);
+        return new TcpxTransport(PluginLoader.load(o).withCallPath(path), new HostMemory(),
+                TcpxRequestLayout.X86_64_2024, o.setupTimeout());
     }
 
     /** A connected send/recv pair on device 0, connect and accept polled until both are non-null. */
