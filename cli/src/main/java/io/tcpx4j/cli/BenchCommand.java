@@ -86,6 +86,28 @@ final class BenchCommand implements Callable<Integer> {
                     + " skips it). Default: on.")
     boolean baseline;
 
+    /** Who drives the initiator engine while a transfer is awaited. */
+    enum ProgressMode { CALLER, THREAD }
+
+    @Option(names = "--progress", paramLabel = "caller|thread", defaultValue = "thread",
+            converter = ProgressModeConverter.class,
+            description = "Initiator: caller (the bench thread runs the engine's progress work while it waits for"
+                    + " each transfer, as NIXL hosts do through checkXfer) or thread (it blocks and the engine's"
+                    + " own thread does the work). Default: ${DEFAULT-VALUE}.")
+    ProgressMode progressMode;
+
+    /** Accepts the mode names in any case. */
+    static final class ProgressModeConverter implements CommandLine.ITypeConverter<ProgressMode> {
+        @Override
+        public ProgressMode convert(String value) {
+            try {
+                return ProgressMode.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException("expected caller or thread, not '" + value + "'");
+            }
+        }
+    }
+
     @Option(names = "--role", paramLabel = "initiator|target",
             description = "Two-host mode: this side's role. Without it both engines run in this JVM.")
     Role role;
@@ -249,7 +271,7 @@ final class BenchCommand implements Callable<Integer> {
                 : role == Role.INITIATOR ? BenchSettings.Mode.INITIATOR : BenchSettings.Mode.TARGET;
         return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
                 iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, checkConsistency,
-                engine.channels, (int) engine.chunkSize, engine.bind);
+                engine.channels, (int) engine.chunkSize, engine.bind, progressMode == ProgressMode.CALLER);
     }
 
     private String flagProblem() {

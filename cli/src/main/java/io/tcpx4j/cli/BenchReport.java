@@ -37,18 +37,18 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
 
     /** The settings as reported (sizes in bytes, enums in lower case). */
     @JsonPropertyOrder({"transport", "mode", "op", "mem", "blockSizes", "batchSizes", "iterations", "warmup",
-            "checkConsistency", "channels", "chunkSize", "peer"})
+            "checkConsistency", "channels", "chunkSize", "progress", "peer"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Settings(String transport, String mode, String op, String mem, List<Long> blockSizes,
                     List<Integer> batchSizes, String iterations, String warmup, boolean checkConsistency,
-                    int channels, int chunkSize, String peer) {
+                    int channels, int chunkSize, String progress, String peer) {
 
         static Settings of(BenchSettings s, String peer) {
             return new Settings(s.transport().label(), lower(s.mode()), lower(s.op()), lower(s.memory()),
                     s.blockSizes(), s.batchSizes(),
                     s.iterations() > 0 ? Integer.toString(s.iterations()) : "auto",
                     s.warmup() >= 0 ? Integer.toString(s.warmup()) : "auto",
-                    s.checkConsistency(), s.channels(), s.chunkSize(), peer);
+                    s.checkConsistency(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread", peer);
         }
 
         private static String lower(Enum<?> e) {
@@ -83,7 +83,8 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
         Settings s = settings;
         return "tcpx4j bench: " + s.op() + " " + s.mem() + " over " + s.transport() + " (" + s.mode()
                 + (s.peer() != null ? " -> " + s.peer() : "") + "), " + s.channels() + " channels, "
-                + Sizes.format(s.chunkSize()) + " chunks" + (s.checkConsistency() ? ", consistency checked" : "");
+                + Sizes.format(s.chunkSize()) + " chunks, " + s.progress() + "-driven progress"
+                + (s.checkConsistency() ? ", consistency checked" : "");
     }
 
     /** The table, nixlbench style, one row per line, ending with a newline. */

@@ -22,7 +22,7 @@ import java.util.List;
  */
 record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind memory, List<Long> blockSizes,
                      List<Integer> batchSizes, int iterations, int warmup, boolean checkConsistency,
-                     int channels, int chunkSize, String bindHost) {
+                     int channels, int chunkSize, String bindHost, boolean callerProgress) {
 
     /**
      * Bytes moved per row when iterations are scaled by size: about 0.5 s per row at 1 GB/s, so the

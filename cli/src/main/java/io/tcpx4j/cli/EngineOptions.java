@@ -31,7 +31,7 @@ final class EngineOptions {
             description = "Bytes per chunk on the wire, up to 4M (TCPX holds at most 2048 4-KiB pages per receive). Default: ${DEFAULT-VALUE}.")
     long chunkSize;
 
-    @Option(names = "--inline-limit", paramLabel = "SIZE", defaultValue = "64K", converter = Sizes.Converter.class,
+    @Option(names = "--inline-limit", paramLabel = "SIZE", defaultValue = "16K", converter = Sizes.OrZeroConverter.class,
             description = "A transfer of at most this many bytes, host memory on both sides, travels inside its"
                     + " control frame (one round trip, no data channel); 0 never, at most 1M. Default: ${DEFAULT-VALUE}.")
     long inlineLimit;

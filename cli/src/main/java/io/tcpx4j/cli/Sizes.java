@@ -23,6 +23,15 @@ final class Sizes {
      * @throws IllegalArgumentException with a message fit for the user
      */
     static long parse(String text) {
+        long v = parseOrZero(text);
+        if (v == 0) {
+            throw new IllegalArgumentException("size '" + text + "' must be at least 1 byte");
+        }
+        return v;
+    }
+
+    /** Parses a size that may be 0 (a limit that turns something off). */
+    static long parseOrZero(String text) {
         if (text == null || text.isEmpty()) {
             throw new IllegalArgumentException("empty size");
         }
@@ -43,9 +52,6 @@ final class Sizes {
             case "t" -> 40;
             default -> 0;
         };
-        if (value == 0) {
-            throw new IllegalArgumentException("size '" + text + "' must be at least 1 byte");
-        }
         if (value > (Long.MAX_VALUE >> shift)) {
             throw new IllegalArgumentException("size '" + text + "' is too large");
         }
@@ -63,6 +69,18 @@ final class Sizes {
             }
         }
         return Long.toString(bytes);
+    }
+
+    /** picocli converter for one size that may be 0. */
+    static final class OrZeroConverter implements CommandLine.ITypeConverter<Long> {
+        @Override
+        public Long convert(String value) {
+            try {
+                return parseOrZero(value.trim());
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
     }
 
     /** picocli converter for one size. */

@@ -88,6 +88,15 @@ class CliParsingTest {
                 .isEqualTo(IdlePolicy.LOW_CPU);
     }
 
+    @Test
+    void inlineLimitAndProgressReachTheEngineAndTheRunner() {
+        assertThat(engineOptions().engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(16 * 1024);
+        assertThat(engineOptions("--inline-limit", "0").engineConfig("e", "127.0.0.1").inlineLimit()).isZero();
+        assertThat(engineOptions("--inline-limit", "1M").engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(1 << 20);
+        assertThat(bench().callerProgress()).isFalse();
+        assertThat(bench("--progress", "CALLER").callerProgress()).isTrue();
+    }
+
     private static EngineOptions engineOptions(String... args) {
         return benchCommand(args).engine;
     }
@@ -117,6 +126,9 @@ class CliParsingTest {
         "bench --chunk-size 8M",
         "bench --chunk-size 0",
         "bench --idle sometimes",
+        "bench --inline-limit 2M",
+        "bench --inline-limit -1",
+        "bench --progress sometimes",
         "bench --peer 127.0.0.1:1",
         "bench --listen 127.0.0.1:1",
         "bench --role initiator",

@@ -77,13 +77,18 @@ final class AgentRunner {
                     agent.failed(e);
                     work = 1;
                 }
-                if (work > 0) {
-                    idle = 0;
-                } else if (policy.blocksWhenIdle && idle >= policy.spins + policy.yields && agent.quiet()) {
-                    // a reply usually comes within a round trip, which the spins and yields cover;
-                    // after that a quiet engine blocks, and stays in that mode until work turns up
-                    readiness.await(agent.maxBlockMillis(), () -> running && agent.quiet());
-                } else {
+                try {
+                    if (work > 0) {
+                        idle = 0;
+                    } else if (policy.blocksWhenIdle && idle >= policy.spins + policy.yields && agent.quiet()) {
+                        // a reply usually comes within a round trip, which the spins and yields cover;
+                        // after that a quiet engine blocks, and stays in that mode until work turns up
+                        readiness.await(agent.maxBlockMillis(), () -> running && agent.quiet());
+                    } else {
+                        idle = pause(idle);
+                    }
+                } catch (RuntimeException e) {
+                    agent.failed(e);
                     idle = pause(idle);
                 }
             }

@@ -320,11 +320,11 @@ final class Connection {
     }
 
     private void establish(int channelCount) {
-        state = State.ESTABLISHED;
-        lastRecvNanos = ctx.now();
         ChannelGroup channels = new ChannelGroup(ctx.transport(), channelCount, ctx::deviceFor);
         data = new DataPath(ctx.name(), peerName, cfg, ctx.transport(), ctx.unpacker(), ctx.registry(), writer,
                 events::deliver, channels);
+        state = State.ESTABLISHED;
+        lastRecvNanos = ctx.now();
         writer.handles(channels.handles());
         events.established();
     }

@@ -121,9 +121,20 @@ public final class Engine implements TransferEngine {
             return Engine.this.doWork();
         }
 
+        /**
+         * Reads connection state, which belongs to whoever runs the duty cycle: under the same guard, and
+         * "not quiet" while a caller of {@link #progress()} holds it.
+         */
         @Override
         public boolean quiet() {
-            return commands.isEmpty() && directory.quiet();
+            if (!cycling.compareAndSet(false, true)) {
+                return false;
+            }
+            try {
+                return commands.isEmpty() && directory.quiet();
+            } finally {
+                cycling.set(false);
+            }
         }
 
         @Override

@@ -43,7 +43,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
 
     public static final int DEFAULT_CHUNK = 512 * 1024;
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
-    public static final int DEFAULT_INLINE = 64 * 1024;
+    public static final int DEFAULT_INLINE = 16 * 1024;
     public static final int MAX_INLINE = 1024 * 1024;
 
     public EngineConfig {
@@ -76,7 +76,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
 
     /**
      * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling,
-     * host-to-host transfers up to 64 KiB inline.
+     * host-to-host transfers up to 16 KiB inline.
      */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,

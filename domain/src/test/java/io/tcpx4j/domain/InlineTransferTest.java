@@ -31,6 +31,7 @@ class InlineTransferTest {
 
     private static final byte POISON = (byte) 0x5A;
     private static final int GUARD = 4096;
+    private static final int LIMIT = 64 * 1024;
 
     /** Counts the data requests an engine puts on its transport. */
     static final class CountingTransport extends ForwardingNetTransport {
@@ -144,10 +145,10 @@ class InlineTransferTest {
 
     @Test
     void smallWritesAndReadsTravelInTheControlFramesAndLandEveryByte() {
-        pair(EngineConfig.DEFAULT_INLINE, EngineConfig.DEFAULT_INLINE);
+        pair(LIMIT, LIMIT);
         transfer(true, SMALL);
         transfer(false, SMALL);
-        transfer(true, new long[] {EngineConfig.DEFAULT_INLINE});
+        transfer(true, new long[] {LIMIT});
         assertThat(requests()).as("data requests on the transport").isZero();
     }
 
@@ -170,7 +171,7 @@ class InlineTransferTest {
 
     @Test
     void aTargetWhoseLimitIsLowerAnswersAnInlineReadWithChunks() {
-        pair(EngineConfig.DEFAULT_INLINE, 0);
+        pair(LIMIT, 0);
         transfer(false, SMALL);
         assertThat(requests()).as("beta answered through the data channels").isPositive();
         transfer(true, SMALL);
@@ -178,7 +179,7 @@ class InlineTransferTest {
 
     @Test
     void theTargetRefusesInlineRangesOutsideItsRegisteredMemoryAndStaysByteIdentical() {
-        pair(EngineConfig.DEFAULT_INLINE, EngineConfig.DEFAULT_INLINE);
+        pair(LIMIT, LIMIT);
         long size = 4096;
         long src = pair.randomBuffer(size);
         long target = pair.poisoned(3 * size, POISON);
