@@ -97,9 +97,9 @@ final class ChunkPipeline {
             }
             NetRequest req;
             if (lane.sends) {
-                req = transport.isend(ch.send, address, len, (int) lane.seq, registration(region.group, ch.send));
+                req = transport.isend(ch.send, address, len, (int) lane.seq, registration(ring, region.group, ch.send));
             } else {
-                req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(region.group, ch.recv));
+                req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(ring, region.group, ch.recv));
             }
             if (req == null) {
                 break;
@@ -116,13 +116,18 @@ final class ChunkPipeline {
         return work;
     }
 
-    /** The group's registration on {@code comm}, registering it there on first use. */
-    private MemoryRegistration registration(RegistrationGroup group, Comm comm) {
-        MemoryRegistration mr = group.on(comm);
+    /** The group's registration on {@code comm} (whose ring is {@code ring}), registering it there on first use. */
+    private MemoryRegistration registration(RequestRing ring, RegistrationGroup group, Comm comm) {
+        MemoryRegistration mr = ring.lastRegistration(group);
+        if (mr != null) {
+            return mr;
+        }
+        mr = group.on(comm);
         if (mr == null) {
             mr = group.register(transport, comm);
             registered.add(group);
         }
+        ring.rememberRegistration(group, mr);
         return mr;
     }
 

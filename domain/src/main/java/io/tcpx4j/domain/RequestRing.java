@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 
@@ -33,6 +34,10 @@ final class RequestRing {
     private int head;
     private int count;
     private int tested;
+    // the registration this ring's comm posted with last, valid while its group's generation is unchanged
+    private RegistrationGroup lastGroup;
+    private int lastGeneration;
+    private MemoryRegistration lastRegistration;
 
     RequestRing() {
         for (int i = 0; i < SIZE; i++) {
@@ -47,6 +52,22 @@ final class RequestRing {
     /** Requests held on the transport. */
     int count() {
         return count;
+    }
+
+    /**
+     * The registration of {@code group} on this ring's comm if the last post used it and the group has
+     * dropped no registration since, else null. Consecutive chunks nearly always come from one group,
+     * so this spares the group's map lookup per chunk.
+     */
+    MemoryRegistration lastRegistration(RegistrationGroup group) {
+        return group == lastGroup && group.generation() == lastGeneration ? lastRegistration : null;
+    }
+
+    /** Remembers {@code registration} (of {@code group} on this ring's comm) for {@link #lastRegistration}. */
+    void rememberRegistration(RegistrationGroup group, MemoryRegistration registration) {
+        lastGroup = group;
+        lastGeneration = group.generation();
+        lastRegistration = registration;
     }
 
     /** Records a posted send. */
