@@ -73,14 +73,13 @@ final class ChunkPipeline {
     /** Posts the lane's next chunks while windows and the transport allow. */
     private int post(Lane lane) {
         int work = 0;
-        int c = channels.size();
         while (!lane.queue.isEmpty()) {
             ChunkPlan op = lane.queue.peek();
             if (!op.hasNext()) {
                 lane.queue.poll();
                 continue;
             }
-            Channel ch = channels.get((int) (lane.seq % c));
+            Channel ch = channels.get(lane.channel);
             RequestRing ring = lane.ring(ch);
             if (ring.count() >= lane.window) {
                 break;
@@ -111,6 +110,9 @@ final class ChunkPipeline {
             }
             op.advance();
             lane.seq++;
+            if (++lane.channel == channels.size()) {
+                lane.channel = 0;
+            }
             work++;
         }
         return work;
