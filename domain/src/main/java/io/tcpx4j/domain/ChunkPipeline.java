@@ -73,14 +73,13 @@ final class ChunkPipeline {
     /** Posts the lane's next chunks while windows and the transport allow. */
     private int post(Lane lane) {
         int work = 0;
-        int c = channels.size();
         while (!lane.queue.isEmpty()) {
             ChunkPlan op = lane.queue.peek();
             if (!op.hasNext()) {
                 lane.queue.poll();
                 continue;
             }
-            Channel ch = channels.get((int) (lane.seq % c));
+            Channel ch = channels.get(lane.channel);
             RequestRing ring = lane.ring(ch);
             if (ring.count() >= lane.window) {
                 break;
@@ -97,9 +96,9 @@ final class ChunkPipeline {
             }
             NetRequest req;
             if (lane.sends) {
-                req = transport.isend(ch.send, address, len, (int) lane.seq, registration(region.group, ch.send));
+                req = transport.isend(ch.send, address, len, (int) lane.seq, registration(ring, region.group, ch.send));
             } else {
-                req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(region.group, ch.recv));
+                req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(ring, region.group, ch.recv));
             }
             if (req == null) {
                 break;
@@ -111,18 +110,26 @@ final class ChunkPipeline {
             }
             op.advance();
             lane.seq++;
+            if (++lane.channel == channels.size()) {
+                lane.channel = 0;
+            }
             work++;
         }
         return work;
     }
 
-    /** The group's registration on {@code comm}, registering it there on first use. */
-    private MemoryRegistration registration(RegistrationGroup group, Comm comm) {
-        MemoryRegistration mr = group.on(comm);
+    /** The group's registration on {@code comm} (whose ring is {@code ring}), registering it there on first use. */
+    private MemoryRegistration registration(RequestRing ring, RegistrationGroup group, Comm comm) {
+        MemoryRegistration mr = ring.lastRegistration(group);
+        if (mr != null) {
+            return mr;
+        }
+        mr = group.on(comm);
         if (mr == null) {
             mr = group.register(transport, comm);
             registered.add(group);
         }
+        ring.rememberRegistration(group, mr);
         return mr;
     }
 

@@ -14,6 +14,8 @@ final class Lane {
     final int window;
     final ArrayDeque<ChunkPlan> queue = new ArrayDeque<>();
     long seq;
+    /** {@code seq} mod C, counted along with it: no 64-bit division per chunk. */
+    int channel;
 
     Lane(boolean sends, int window) {
         this.sends = sends;

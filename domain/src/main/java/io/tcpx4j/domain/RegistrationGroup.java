@@ -25,6 +25,7 @@ final class RegistrationGroup {
     final PtrType type;
     int regions;
     private final Map<Comm, MemoryRegistration> perComm = new IdentityHashMap<>();
+    private int generation;
 
     RegistrationGroup(long key, long address, long size, PtrType type) {
         this.key = key;
@@ -38,6 +39,11 @@ final class RegistrationGroup {
         return perComm.get(comm);
     }
 
+    /** Changes whenever a registration is dropped, so that a caller holding one can tell it may be gone. */
+    int generation() {
+        return generation;
+    }
+
     /** Registers the group on {@code comm} (which must not have it yet). */
     MemoryRegistration register(NetTransport transport, Comm comm) {
         MemoryRegistration mr = transport.register(comm, address, size, type);
@@ -47,6 +53,7 @@ final class RegistrationGroup {
 
     /** Drops the registration of a comm about to close. */
     void forget(NetTransport transport, Comm comm) {
+        generation++;
         MemoryRegistration mr = perComm.remove(comm);
         if (mr != null) {
             try {
@@ -59,6 +66,7 @@ final class RegistrationGroup {
 
     /** Drops every registration (the last region of the group was deregistered). */
     void forgetAll(NetTransport transport) {
+        generation++;
         for (Map.Entry<Comm, MemoryRegistration> e : perComm.entrySet()) {
             try {
                 transport.deregister(e.getKey(), e.getValue());

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 
@@ -9,7 +10,8 @@ import io.tcpx4j.domain.port.out.NetTransport;
  * wait to be retired (a receive waits for its unpack, then is consumed), {@code [head+tested,
  * head+count)} are still in flight. The transport lets only the oldest untested request be tested and
  * only the oldest completed one be consumed, which a ring expresses directly. Slots are preallocated, so
- * posting a chunk allocates nothing.
+ * posting a chunk allocates nothing; each is one object holding everything about its request, so
+ * testing, unpacking and retiring a request reads one slot instead of one array per attribute.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #count()} (a racy read for stats).
  */
@@ -19,14 +21,29 @@ final class RequestRing {
     /** Ticket of a completed receive whose unpack batch has not been submitted yet. */
     private static final long UNSUBMITTED = -1;
 
-    private final ChunkPlan[] plans = new ChunkPlan[SIZE];
-    private final NetRequest[] requests = new NetRequest[SIZE];
-    private final long[] destinations = new long[SIZE];
-    private final MemoryKind[] kinds = new MemoryKind[SIZE];
-    private final long[] tickets = new long[SIZE];
+    /** One posted request: its plan and transport request, and for a receive where it lands and its unpack. */
+    private static final class Slot {
+        ChunkPlan plan;
+        NetRequest request;
+        long destination;
+        MemoryKind kind;
+        long ticket;
+    }
+
+    private final Slot[] slots = new Slot[SIZE];
     private int head;
     private int count;
     private int tested;
+    // the registration this ring's comm posted with last, valid while its group's generation is unchanged
+    private RegistrationGroup lastGroup;
+    private int lastGeneration;
+    private MemoryRegistration lastRegistration;
+
+    RequestRing() {
+        for (int i = 0; i < SIZE; i++) {
+            slots[i] = new Slot();
+        }
+    }
 
     private static int slot(int head, int i) {
         return (head + i) & (SIZE - 1);
@@ -37,54 +54,70 @@ final class RequestRing {
         return count;
     }
 
+    /**
+     * The registration of {@code group} on this ring's comm if the last post used it and the group has
+     * dropped no registration since, else null. Consecutive chunks nearly always come from one group,
+     * so this spares the group's map lookup per chunk.
+     */
+    MemoryRegistration lastRegistration(RegistrationGroup group) {
+        return group == lastGroup && group.generation() == lastGeneration ? lastRegistration : null;
+    }
+
+    /** Remembers {@code registration} (of {@code group} on this ring's comm) for {@link #lastRegistration}. */
+    void rememberRegistration(RegistrationGroup group, MemoryRegistration registration) {
+        lastGroup = group;
+        lastGeneration = group.generation();
+        lastRegistration = registration;
+    }
+
     /** Records a posted send. */
     void add(ChunkPlan plan, NetRequest request) {
-        int s = slot(head, count);
-        plans[s] = plan;
-        requests[s] = request;
+        Slot s = slots[slot(head, count)];
+        s.plan = plan;
+        s.request = request;
         count++;
     }
 
     /** Records a posted receive into {@code destination} (memory of {@code kind}). */
     void add(ChunkPlan plan, NetRequest request, long destination, MemoryKind kind) {
-        int s = slot(head, count);
-        plans[s] = plan;
-        requests[s] = request;
-        destinations[s] = destination;
-        kinds[s] = kind;
-        tickets[s] = 0;
+        Slot s = slots[slot(head, count)];
+        s.plan = plan;
+        s.request = request;
+        s.destination = destination;
+        s.kind = kind;
+        s.ticket = 0;
         count++;
     }
 
     /** The oldest request still in flight, or null if every posted one has tested complete. */
     NetRequest untested() {
-        return tested < count ? requests[slot(head, tested)] : null;
+        return tested < count ? slots[slot(head, tested)].request : null;
     }
 
     ChunkPlan untestedPlan() {
-        return plans[slot(head, tested)];
+        return slots[slot(head, tested)].plan;
     }
 
     long untestedDestination() {
-        return destinations[slot(head, tested)];
+        return slots[slot(head, tested)].destination;
     }
 
     MemoryKind untestedKind() {
-        return kinds[slot(head, tested)];
+        return slots[slot(head, tested)].kind;
     }
 
     /** Marks the oldest untested request complete; {@code awaitsUnpack} if its data must be unpacked first. */
     void markTested(boolean awaitsUnpack) {
-        tickets[slot(head, tested)] = awaitsUnpack ? UNSUBMITTED : 0;
+        slots[slot(head, tested)].ticket = awaitsUnpack ? UNSUBMITTED : 0;
         tested++;
     }
 
     /** Gives every completed receive waiting for a batch the batch's ticket. */
     void assignTicket(long ticket) {
         for (int i = 0; i < tested; i++) {
-            int s = slot(head, i);
-            if (tickets[s] == UNSUBMITTED) {
-                tickets[s] = ticket;
+            Slot s = slots[slot(head, i)];
+            if (s.ticket == UNSUBMITTED) {
+                s.ticket = ticket;
             }
         }
     }
@@ -96,11 +129,11 @@ final class RequestRing {
 
     /** The unpack ticket of the oldest request (0: nothing to wait for). */
     long headTicket() {
-        return tickets[head];
+        return slots[head].ticket;
     }
 
     NetRequest headRequest() {
-        return requests[head];
+        return slots[head].request;
     }
 
     /**
@@ -108,9 +141,10 @@ final class RequestRing {
      * returns its plan. Only while no earlier request waits to be retired.
      */
     ChunkPlan retireUntested() {
-        ChunkPlan plan = plans[head];
-        plans[head] = null;
-        requests[head] = null;
+        Slot s = slots[head];
+        ChunkPlan plan = s.plan;
+        s.plan = null;
+        s.request = null;
         head = slot(head, 1);
         count--;
         return plan;
@@ -118,9 +152,10 @@ final class RequestRing {
 
     /** Removes the oldest request, which must have tested complete, and returns its plan. */
     ChunkPlan retire() {
-        ChunkPlan plan = plans[head];
-        plans[head] = null;
-        requests[head] = null;
+        Slot s = slots[head];
+        ChunkPlan plan = s.plan;
+        s.plan = null;
+        s.request = null;
         head = slot(head, 1);
         count--;
         tested--;
