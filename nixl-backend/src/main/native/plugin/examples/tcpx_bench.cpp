@@ -381,7 +381,7 @@ std::vector<Plan> plan(const Options &o) {
 }
 
 Row runRow(Side &side, Channel &ch, uintptr_t remote, const std::string &backend, const Plan &p, uint64_t gen,
-           double timeoutS) {
+           double timeoutS, int pollUs) {
     const bool write = p.op == "WRITE";
     ch.call("ROW " + backend + " " + p.op + " " + std::to_string(gen) + " " + std::to_string(p.size) + " " +
             std::to_string(p.batch));
@@ -418,6 +418,7 @@ Row runRow(Side &side, Channel &ch, uintptr_t remote, const std::string &backend
         nixl_status_t st = side.agent().postXferReq(req, &po);
         const int64_t t1 = nowNs();
         while (st == NIXL_IN_PROG) {
+            if (pollUs > 0) std::this_thread::sleep_for(std::chrono::microseconds(pollUs));
             st = side.agent().getXferStatus(req);
             if (st == NIXL_IN_PROG && Clock::now() > deadline) {
                 throw Failure(what + ": transfer " + std::to_string(it) + " still in progress after " +
@@ -503,7 +504,8 @@ int runInitiator(const Options &o) {
     std::string header = "tcpx_bench: initiator cpus " + cpus() + ", target cpus " + targetCpus + "; UCX_TLS " +
                          env("UCX_TLS") + " (initiator), " + targetTls + " (target); NIXL progress thread " +
                          (s.progThread ? "on" : "off") + "; target poll " +
-                         (s.targetPollUs > 0 ? std::to_string(s.targetPollUs) + " us" : "spin");
+                         (s.targetPollUs > 0 ? std::to_string(s.targetPollUs) + " us" : "spin") + ", initiator poll " +
+                         (o.initiatorPollUs > 0 ? std::to_string(o.initiatorPollUs) + " us" : "spin");
     std::printf("%s\n", header.c_str());
     for (auto &b : s.backends) {
         std::printf("  %s\n", side.describe(b).c_str());
@@ -516,7 +518,7 @@ int runInitiator(const Options &o) {
     for (int round = 1; round <= o.rounds; round++) {
         for (auto &p : plans) {
             for (auto &b : s.backends) {
-                Row r = runRow(side, ch, remote, b, p, ++gen, o.timeoutS);
+                Row r = runRow(side, ch, remote, b, p, ++gen, o.timeoutS, o.initiatorPollUs);
                 r.round = round;
                 printRow(r);
                 rows.push_back(r);

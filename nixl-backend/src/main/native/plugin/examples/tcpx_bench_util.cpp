@@ -97,6 +97,7 @@ backend set-up, and both exchange agent metadata over that connection. Options (
   --progress MODE     TCPX's progress=inline|thread (same as --param TCPX:progress=MODE)
   --prog-thread       NIXL agent progress thread (nixlAgentConfig::useProgThread), both agents
   --target-poll-us N  target sleeps N us between notification polls; 0 spins  [0]
+  --initiator-poll-us N  the same for the initiator's getXferStatus (timed)  [0]
   --timeout S         limit on one transfer or notification, and on connecting  [30]
   --json FILE         also write the rows as JSON
 Each row: avg/p50/p99 latency of one transfer (postXferReq until getXferStatus says SUCCESS),
@@ -227,6 +228,8 @@ Options parseOptions(int argc, char **argv) {
             o.progThread = true;
         } else if (flag == "--target-poll-us") {
             o.targetPollUs = static_cast<int>(parseInt(flag, next(), 0));
+        } else if (flag == "--initiator-poll-us") {
+            o.initiatorPollUs = static_cast<int>(parseInt(flag, next(), 0));
         } else if (flag == "--timeout") {
             o.timeoutS = static_cast<double>(parseInt(flag, next(), 1));
         } else if (flag == "--json") {

@@ -38,6 +38,7 @@ struct Options {
     std::map<std::string, std::map<std::string, std::string>> params;  // backend -> key -> value
     bool progThread = false;                   // nixlAgentConfig::useProgThread, both agents
     int targetPollUs = 0;                      // target's sleep between notification polls; 0 spins
+    int initiatorPollUs = 0;                   // initiator's sleep between getXferStatus calls; 0 spins
     double timeoutS = 30;
     std::string json;                          // write the rows as JSON here
 };
