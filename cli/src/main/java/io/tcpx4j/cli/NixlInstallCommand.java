@@ -57,7 +57,7 @@ final class NixlInstallCommand implements Callable<Integer> {
             description = "JDK 17+ whose JNI headers the bridge is built with. Default: JAVA_HOME, else this JVM's.")
     Path javaHome;
 
-    @Option(names = "--examples", description = "Also build the tcpx_two_agents example (in the build directory).")
+    @Option(names = "--examples", description = "Also build the examples tcpx_two_agents and tcpx_bench (in the build directory).")
     boolean examples;
 
     @Option(names = "--source", paramLabel = "DIR", hidden = true,
@@ -123,7 +123,7 @@ final class NixlInstallCommand implements Callable<Integer> {
                     + " replaces NIXL's own directory)");
         }
         if (examples) {
-            io.out().println("  example: " + build.resolve("tcpx_two_agents"));
+            io.out().println("  examples: " + build.resolve("tcpx_two_agents") + ", " + build.resolve("tcpx_bench"));
         }
 
         // checked in the environment the agents will have: NIXL_PLUGIN_DIR set when TCPX is not in NIXL's own directory
