@@ -21,8 +21,8 @@ v=$dest/v/$name
 rm -rf "$v"
 mkdir -p "$v"
 for m in api domain inject transport-loopback transport-tcpx cuda-unpack nixl-backend cli; do
-    f=$(ls $m/target/tcpx4j-$m-*.jar 2>/dev/null | grep -v -e sources -e javadoc -e tests | head -1)
-    [ -n "$f" ] && cp "$f" "$v/"
+    f=$(ls $m/target/tcpx4j-$m-*.jar 2>/dev/null | grep -v -e sources -e javadoc -e tests | head -1 || true)
+    if [ -n "$f" ]; then cp "$f" "$v/"; fi
 done
 jar cf "$v/domain-tests.jar" -C domain/target/test-classes .
 jar cf "$v/it-tests.jar" -C integration-tests/target/test-classes .
