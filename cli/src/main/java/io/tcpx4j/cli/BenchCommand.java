@@ -87,13 +87,21 @@ final class BenchCommand implements Callable<Integer> {
     boolean baseline;
 
     /** Who drives the initiator engine while a transfer is awaited. */
-    enum ProgressMode { CALLER, THREAD }
+    enum ProgressMode {
+        CALLER, THREAD, AUTO;
 
-    @Option(names = "--progress", paramLabel = "caller|thread", defaultValue = "thread",
+        /** AUTO: the caller where spinning is cheap (8 or more CPUs), else the engine's thread. */
+        boolean caller(int cpus) {
+            return this == CALLER || (this == AUTO && cpus >= 8);
+        }
+    }
+
+    @Option(names = "--progress", paramLabel = "auto|caller|thread", defaultValue = "auto",
             converter = ProgressModeConverter.class,
             description = "Initiator: caller (the bench thread runs the engine's progress work while it waits for"
-                    + " each transfer, as NIXL hosts do through checkXfer) or thread (it blocks and the engine's"
-                    + " own thread does the work). Default: ${DEFAULT-VALUE}.")
+                    + " each transfer, as NIXL hosts do through checkXfer), thread (it blocks and the engine's"
+                    + " own thread does the work) or auto (caller on hosts with 8 or more CPUs, else thread)."
+                    + " Default: ${DEFAULT-VALUE}.")
     ProgressMode progressMode;
 
     /** Accepts the mode names in any case. */
@@ -103,7 +111,7 @@ final class BenchCommand implements Callable<Integer> {
             try {
                 return ProgressMode.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException("expected caller or thread, not '" + value + "'");
+                throw new CommandLine.TypeConversionException("expected auto, caller or thread, not '" + value + "'");
             }
         }
     }
@@ -271,7 +279,8 @@ final class BenchCommand implements Callable<Integer> {
                 : role == Role.INITIATOR ? BenchSettings.Mode.INITIATOR : BenchSettings.Mode.TARGET;
         return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
                 iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, checkConsistency,
-                engine.channels, (int) engine.chunkSize, engine.bind, progressMode == ProgressMode.CALLER);
+                engine.channels, (int) engine.chunkSize, engine.bind,
+                progressMode.caller(Runtime.getRuntime().availableProcessors()));
     }
 
     private String flagProblem() {

@@ -93,8 +93,10 @@ class CliParsingTest {
         assertThat(engineOptions().engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(16 * 1024);
         assertThat(engineOptions("--inline-limit", "0").engineConfig("e", "127.0.0.1").inlineLimit()).isZero();
         assertThat(engineOptions("--inline-limit", "1M").engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(1 << 20);
-        assertThat(bench().callerProgress()).isFalse();
+        assertThat(bench("--progress", "thread").callerProgress()).isFalse();
         assertThat(bench("--progress", "CALLER").callerProgress()).isTrue();
+        assertThat(BenchCommand.ProgressMode.AUTO.caller(16)).isTrue();
+        assertThat(BenchCommand.ProgressMode.AUTO.caller(2)).isFalse();
     }
 
     private static EngineOptions engineOptions(String... args) {
