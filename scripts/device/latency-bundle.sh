@@ -40,5 +40,5 @@ if [ ! -x "$dest/jre/bin/java" ]; then
     jlink --add-modules java.base,java.logging,jdk.unsupported,java.management,java.sql,java.naming,java.xml,jdk.zipfs \
         --strip-debug --no-header-files --no-man-pages --compress=2 --output "$dest/jre"
 fi
-cp "$here/latency.sh" "$here/tcp_pingpong.py" "$dest/"
+cp "$here/latency.sh" "$here/latency-matrix.sh" "$here/tcp_pingpong.py" "$dest/"
 du -sh "$v" "$dest"
