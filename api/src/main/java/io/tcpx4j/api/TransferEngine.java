@@ -55,7 +55,8 @@ public interface TransferEngine extends AutoCloseable {
      * for a short while if no other thread is doing so right now, and returns the amount of work done
      * (0: nothing to do, or busy elsewhere). Never blocks. For hosts that poll for completion in a loop,
      * so their own thread moves the bytes even when the engine's thread gets little CPU; the engine's
-     * own thread keeps serving whenever nobody calls. The default does nothing.
+     * own thread stands aside while calls keep coming (for about a millisecond after each) and serves
+     * again when they stop. The default does nothing.
      */
     default int progress() {
         return 0;

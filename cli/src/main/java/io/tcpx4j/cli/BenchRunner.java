@@ -204,26 +204,19 @@ final class BenchRunner {
     }
 
     /**
-     * Spinning for longer than a round trip or two only takes CPU from the engine threads that the
-     * reply needs; on hosts with few processors a spinning caller delays it.
+     * Lends this thread to the initiator engine until {@code x} ends or {@link #TRANSFER_TIMEOUT}
+     * passes (then IN_PROGRESS): the engine's protocol and transport work runs here, without a hand-off
+     * to its thread and back (which stands aside while the calls keep coming).
      */
-    private static final long SPIN_NANOS = Runtime.getRuntime().availableProcessors() >= 8 ? 200_000 : 20_000;
-
-    /**
-     * Lends this thread to the initiator engine while {@code x} is in flight: the engine's protocol and
-     * transport work runs here, without a hand-off to its thread and back, for up to {@link #SPIN_NANOS};
-     * then it blocks in {@link Transfer#await} (the engine's thread goes on) until the transfer ends or
-     * {@link #TRANSFER_TIMEOUT} passes (then IN_PROGRESS).
-     */
-    private TransferStatus driveUntilEnded(Transfer x) throws InterruptedException {
-        long start = System.nanoTime();
+    private TransferStatus driveUntilEnded(Transfer x) {
+        long deadline = System.nanoTime() + TRANSFER_TIMEOUT.toNanos();
         var engine = initiator.engine();
-        while (x.status() == TransferStatus.IN_PROGRESS) {
+        for (int i = 1; x.status() == TransferStatus.IN_PROGRESS; i++) {
             if (engine.progress() == 0) {
                 Thread.onSpinWait();
             }
-            if (System.nanoTime() - start > SPIN_NANOS) {
-                return x.await(TRANSFER_TIMEOUT);
+            if ((i & 1023) == 0 && System.nanoTime() > deadline) {
+                break;
             }
         }
         return x.status();

@@ -27,6 +27,13 @@ final class AgentRunner {
         /** Longest a quiet agent may block before its timers (heartbeats, timeouts) need a cycle. */
         long maxBlockMillis();
 
+        /**
+         * How much longer a caller that lends its thread ({@code progress()}) is presumed to go on doing
+         * the work; while positive the runner stays off the duty cycle, so that it never holds it while
+         * the caller's poller has the CPU. 0 or less: nobody is calling.
+         */
+        long callerLeaseNanos();
+
         /** The duty cycle threw: fail what is in flight; the runner goes on. */
         void failed(Throwable e);
 
@@ -70,6 +77,12 @@ final class AgentRunner {
         int idle = 0;
         try {
             while (running) {
+                long lease = agent.callerLeaseNanos();
+                if (lease > 0) {
+                    LockSupport.parkNanos(lease);
+                    idle = 0;
+                    continue;
+                }
                 int work;
                 try {
                     work = agent.doWork();

@@ -70,6 +70,13 @@ public final class Engine implements TransferEngine {
     private volatile boolean shutDown;
     /** Held by whoever runs a duty cycle: the agent thread or a caller of progress(). */
     private final AtomicBoolean cycling = new AtomicBoolean();
+    /**
+     * After a call to progress(), the agent thread stays off the duty cycle this long: a host that polls
+     * calls again well within it, and an agent thread that took the guard and then lost its CPU to the
+     * host's poller would stall the poller for a scheduler tick (milliseconds).
+     */
+    static final long CALLER_LEASE_NANOS = 1_000_000;
+    private volatile long lastCallerNanos = System.nanoTime() - 2 * CALLER_LEASE_NANOS;
 
     public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
@@ -89,7 +96,7 @@ public final class Engine implements TransferEngine {
     /** Binds the control listener and starts the progress thread, which waits as {@link EngineConfig#idle()} says. */
     public synchronized void start() {
         bind();
-        AgentRunner r = new AgentRunner("tcpx4j-agent-" + config.name(), new Agent(), config.idle(), readiness);
+        AgentRunner r = new AgentRunner("tcpx4j-agent-" + config.name(), agent, config.idle(), readiness);
         runner = r;
         commands.wakeWith(r::wake);
         stopWakes = transport.wakeOnProgress(r::wake);
@@ -113,6 +120,8 @@ public final class Engine implements TransferEngine {
         connInfo = new ConnInfo(config.name(), l.advertiseHost(), l.port(), identity.secret()).encode();
     }
 
+    private final Agent agent = new Agent();
+
     /** The duty cycle as the agent thread sees it. */
     private final class Agent implements AgentRunner.Agent {
 
@@ -135,6 +144,11 @@ public final class Engine implements TransferEngine {
             } finally {
                 cycling.set(false);
             }
+        }
+
+        @Override
+        public long callerLeaseNanos() {
+            return lastCallerNanos + CALLER_LEASE_NANOS - System.nanoTime();
         }
 
         @Override
@@ -219,10 +233,12 @@ public final class Engine implements TransferEngine {
      * Runs duty cycles on the calling thread while they find work (at most 16), unless another thread
      * runs one right now; returns the work done. A host that polls for completion calls this from its
      * loop, so its own thread moves the bytes even when the agent thread gets no CPU; the agent thread,
-     * if started, keeps serving whenever nobody calls. An error fails the connections, as on the agent.
+     * if started, stays off the duty cycle until {@link #CALLER_LEASE_NANOS} (1 ms) after the last call,
+     * then serves again. An error fails the connections, as on the agent.
      */
     @Override
     public int progress() {
+        lastCallerNanos = System.nanoTime();
         int total = 0;
         for (int i = 0; i < MAX_INLINE_CYCLES; i++) {
             int work;
@@ -237,8 +253,11 @@ public final class Engine implements TransferEngine {
             }
             total += work;
         }
-        if (total > 0) {
-            // what this call started may need the agent thread later: do not let it stay blocked
+        if (total > 0 && !agent.quiet()) {
+            // what this call started needs polling that only the agent thread does when nobody calls:
+            // do not let it stay blocked. A quiet engine is moved on only by events that wake it anyway
+            // (a frame, a connection, a command, a transport completion), and an extra wake-up costs
+            // a thread switch per call on a host whose cores the caller's poller already holds.
             readiness.wake();
         }
         return total;
