@@ -170,12 +170,7 @@ final class DataPath implements ChunkPipeline.Completions {
             LOG.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3})",
                     engineName, w.xfer(), peerName, refusal);
         } else {
-            int at = 0;
-            for (int i = 0; i < regions.length; i++) {
-                int len = (int) w.lengths()[i];
-                NativeMemory.put(w.addresses()[i], w.data(), at, len);
-                at += len;
-            }
+            scatter(w.data(), w.addresses(), w.lengths());
             LocalRegion.releaseAll(regions);
             if (w.notification() != null) {
                 deliver.accept(w.notification());
@@ -230,16 +225,21 @@ final class DataPath implements ChunkPipeline.Completions {
         if (r.data().length != p.xfer().bytes) {
             throw disconnect("READ_REPLY of " + r.data().length + " bytes for a READ of " + p.xfer().bytes);
         }
-        int at = 0;
-        for (int i = 0; i < p.lengths().length; i++) {
-            int len = (int) p.lengths()[i];
-            NativeMemory.put(p.localAddresses()[i], r.data(), at, len);
-            at += len;
-        }
+        scatter(r.data(), p.localAddresses(), p.lengths());
         p.releaseRegions();
         p.xfer().succeed();
         if (p.notification() != null) {
             writer.notif(p.notification());
+        }
+    }
+
+    /** Copies {@code data} into host memory: its first {@code lengths[0]} bytes to {@code addresses[0]}, and so on. */
+    private static void scatter(byte[] data, long[] addresses, long[] lengths) {
+        int at = 0;
+        for (int i = 0; i < addresses.length; i++) {
+            int len = (int) lengths[i];
+            NativeMemory.put(addresses[i], data, at, len);
+            at += len;
         }
     }
 

@@ -1,0 +1,165 @@
+package io.tcpx4j.it.bench;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.RegisteredMemory;
+import io.tcpx4j.api.Session;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.it.transfer.Bytes;
+import io.tcpx4j.it.transfer.LoopbackNode;
+import io.tcpx4j.transport.loopback.LoopbackConfig;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Fan-in, the decode side of disaggregated serving: K initiator engines WRITE blocks into one target
+ * engine at the same time, each into its own slice of one registered region, one transfer in flight
+ * per initiator, each with a notification. All engines in this JVM over the loopback transport, each
+ * with its own transport and progress thread.
+ *
+ * <p>Per K: aggregate GB/s (every measured byte over the wall time from the common start to the last
+ * DONE) and p50/p99 of the per-transfer latency ({@code write()} to DONE). After each K every slice is
+ * compared with its initiator's source and the target must hold exactly one notification per
+ * transfer (warm-up included), each from the right initiator; any difference ends the run.
+ *
+ * <pre>{@code
+ * ./mvnw -B -q test-compile dependency:build-classpath -pl integration-tests -am \
+ *     -Dmdep.outputFile=/tmp/it-cp.txt -Dmdep.includeScope=test
+ * java -cp integration-tests/target/test-classes:$(cat /tmp/it-cp.txt) io.tcpx4j.it.bench.FanInBench \
+ *     [K,K,...] [block bytes] [transfers per initiator] [warm-up per initiator]
+ * }</pre>
+ * Defaults: K = 1,8,32,64, 1 MiB blocks, 40 transfers and 5 warm-up per initiator.
+ */
+public final class FanInBench {
+
+    private FanInBench() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int[] ks = Arrays.stream((args.length > 0 ? args[0] : "1,8,32,64").split(",")).mapToInt(Integer::parseInt)
+                .toArray();
+        int block = args.length > 1 ? Integer.parseInt(args[1]) : 1 << 20;
+        int transfers = args.length > 2 ? Integer.parseInt(args[2]) : 40;
+        int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 5;
+        System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d CPUs%n", block,
+                transfers, warmup, Runtime.getRuntime().availableProcessors());
+        System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50");
+        for (int k : ks) {
+            Result r = run(k, block, transfers, warmup);
+            System.out.printf("%-5d %-16.2f %-11.1f %-11.1f %.2f%n", k, r.gbps, r.p50Us, r.p99Us, r.p99Us / r.p50Us);
+        }
+    }
+
+    record Result(double gbps, double p50Us, double p99Us) {
+    }
+
+    static Result run(int k, int block, int transfers, int warmup) throws Exception {
+        LoopbackConfig transport = LoopbackConfig.defaults();
+        List<LoopbackNode> initiators = new ArrayList<>();
+        try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target"), transport)) {
+            long region = target.allocate((long) k * block);
+            RegisteredMemory published = target.register(region, (long) k * block);
+            long[] sources = new long[k];
+            try {
+                for (int i = 0; i < k; i++) {
+                    LoopbackNode n = LoopbackNode.start(LoopbackNode.config("fanin-" + i), transport);
+                    initiators.add(n);
+                    n.introduce(target);
+                    n.engine.loadRemoteMetadata(target.name(), published.publicMetadata());
+                    sources[i] = n.allocate(block);
+                    Bytes.fill(sources[i], block, 1000 + i);
+                    n.register(sources[i], block);
+                }
+                long[][] latencies = new long[k][transfers];
+                CyclicBarrier start = new CyclicBarrier(k + 1);
+                AtomicReference<Throwable> failure = new AtomicReference<>();
+                List<Thread> threads = new ArrayList<>();
+                for (int i = 0; i < k; i++) {
+                    int me = i;
+                    Thread t = new Thread(() -> {
+                        try {
+                            Session s = initiators.get(me).engine.session(target.name());
+                            List<MemoryDescriptor> local = List.of(MemoryDescriptor.dram(sources[me], block));
+                            List<MemoryDescriptor> remote = List.of(MemoryDescriptor.dram(region + (long) me * block, block));
+                            for (int w = 0; w < warmup; w++) {
+                                write(s, local, remote, me, -1 - w);
+                            }
+                            start.await();
+                            for (int n = 0; n < transfers; n++) {
+                                latencies[me][n] = write(s, local, remote, me, n);
+                            }
+                        } catch (Throwable e) {
+                            failure.compareAndSet(null, e);
+                            start.reset();
+                        }
+                    }, "fanin-initiator-" + i);
+                    threads.add(t);
+                    t.start();
+                }
+                start.await();
+                long t0 = System.nanoTime();
+                for (Thread t : threads) {
+                    t.join();
+                }
+                long wall = System.nanoTime() - t0;
+                if (failure.get() != null) {
+                    throw new IllegalStateException("an initiator failed", failure.get());
+                }
+                check(target, region, sources, block, k, transfers + warmup);
+                long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
+                return new Result((double) k * transfers * block / wall, all[all.length / 2] / 1e3,
+                        all[(int) Math.min(all.length - 1, Math.ceil(all.length * 0.99) - 1)] / 1e3);
+            } finally {
+                for (LoopbackNode n : initiators) {
+                    n.close();
+                }
+            }
+        }
+    }
+
+    private static long write(Session s, List<MemoryDescriptor> local, List<MemoryDescriptor> remote, int initiator,
+                              int n) throws InterruptedException {
+        long t0 = System.nanoTime();
+        Transfer t = s.write(local, remote, (initiator + ":" + n).getBytes(StandardCharsets.UTF_8));
+        TransferStatus status = t.await(Duration.ofMinutes(1));
+        if (status != TransferStatus.DONE) {
+            throw new IllegalStateException("initiator " + initiator + " transfer " + n + " ended " + status + ": "
+                    + t.error());
+        }
+        return System.nanoTime() - t0;
+    }
+
+    /** Every slice equals its source; exactly one notification per transfer, from its initiator. */
+    private static void check(LoopbackNode target, long region, long[] sources, int block, int k, int perInitiator)
+            throws InterruptedException {
+        for (int i = 0; i < k; i++) {
+            long at = Bytes.firstMismatchBetween(sources[i], region + (long) i * block, block);
+            if (at >= 0) {
+                throw new IllegalStateException("slice of initiator " + i + " differs at byte " + at);
+            }
+        }
+        Set<String> seen = new HashSet<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (seen.size() < k * perInitiator && System.nanoTime() < deadline) {
+            for (Notification n : target.engine.drainNotifications()) {
+                String m = new String(n.message(), StandardCharsets.UTF_8);
+                if (!n.agent().equals("fanin-" + m.substring(0, m.indexOf(':'))) || !seen.add(m)) {
+                    throw new IllegalStateException("unexpected or repeated notification " + m + " from " + n.agent());
+                }
+            }
+            Thread.sleep(1);
+        }
+        if (seen.size() != k * perInitiator) {
+            throw new IllegalStateException(seen.size() + " notifications, expected " + k * perInitiator);
+        }
+    }
+}
