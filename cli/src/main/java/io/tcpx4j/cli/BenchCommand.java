@@ -81,9 +81,9 @@ final class BenchCommand implements Callable<Integer> {
     boolean json;
 
     @Option(names = "--baseline", negatable = true, defaultValue = "true", fallbackValue = "true",
-            description = "After each row, move the same transfers as raw TCP over the same number of sockets on"
-                    + " 127.0.0.1 and add Raw B/W, Raw Lat. and x Raw B/W columns (embedded runs; --no-baseline"
-                    + " skips it). Default: on.")
+            description = "After each row, move the same transfers as raw TCP over the same number of sockets"
+                    + " (embedded: on 127.0.0.1; initiator: to readers the target opens on its host) and add Raw"
+                    + " B/W, Raw Lat. and x Raw B/W columns; --no-baseline skips it. Default: on.")
     boolean baseline;
 
     /** Who drives the initiator engine while a transfer is awaited. */
@@ -160,7 +160,7 @@ final class BenchCommand implements Callable<Integer> {
             Signals.onInterrupt(this::interrupt);
         }
         Progress progress = progressOverride != null ? progressOverride : Progress.forConsole(io.err());
-        boolean raw = baseline && role == null;
+        boolean raw = baseline;
         if (!json) {
             // rows print as they finish; the header first, so that a long run shows what it is doing
             io.out().println(new BenchReport(Main.version(), BenchReport.Settings.of(settings,
@@ -239,8 +239,8 @@ final class BenchCommand implements Callable<Integer> {
             throws InterruptedException {
         RawBaseline raw = null;
         try {
-            if (baseline && role == null) {
-                raw = new RawBaseline(baselineSockets(s), s.chunkSize());
+            if (baseline) {
+                raw = handle.rawBaseline(baselineSockets(s), s.chunkSize());
             }
             BenchRunner r = new BenchRunner(s, initiator, handle, progress, raw, onRow);
             runner = r;

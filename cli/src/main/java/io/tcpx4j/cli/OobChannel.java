@@ -111,6 +111,11 @@ final class OobChannel implements AutoCloseable {
         return remote;
     }
 
+    /** The peer's IP address (for further connections between the two). */
+    InetAddress remoteAddress() {
+        return socket.getInetAddress();
+    }
+
     /** Sends one message. Safe to call while pings run. */
     synchronized void send(OobMessage m) throws IOException {
         byte[] line = JSON.writeValueAsBytes(m);

@@ -102,6 +102,17 @@ final class OobClient implements TargetHandle {
         }
     }
 
+    /** Asks the target for raw readers and connects to them, at the address the out-of-band link uses. */
+    @Override
+    public RawBaseline rawBaseline(int sockets, int chunkSize) throws IOException {
+        Long port = channel.call(OobMessage.raw(sockets), "rawport", timeout).bytes();
+        if (port == null || port < 1 || port > 65535) {
+            throw new IOException("bench target " + channel.remote() + " sent no raw baseline port");
+        }
+        return RawBaseline.connect(new java.net.InetSocketAddress(channel.remoteAddress(), port.intValue()), sockets,
+                chunkSize);
+    }
+
     @Override
     public void close() {
         channel.close();

@@ -41,6 +41,16 @@ record OobMessage(String op, Integer version, String name, byte[] connInfo, byte
         return new OobMessage("bye", null, null, null, null, null, null, null, null, tag, null, null);
     }
 
+    /** Asks the target for raw TCP readers on {@code sockets} sockets (the bench's baseline). */
+    static OobMessage raw(int sockets) {
+        return new OobMessage("raw", null, null, null, null, (long) sockets, null, null, null, null, null, null);
+    }
+
+    /** The port the target's raw TCP readers accept on. */
+    static OobMessage rawPort(int port) {
+        return new OobMessage("rawport", null, null, null, null, (long) port, null, null, null, null, null, null);
+    }
+
     static OobMessage ok() {
         return new OobMessage("ok", null, null, null, null, null, null, null, null, null, null, null);
     }

@@ -14,8 +14,9 @@ import java.util.List;
 
 /**
  * The raw TCP ceiling of a bench row, measured in the same run: each transfer's bytes over the same
- * number of sockets on 127.0.0.1 (TCP_NODELAY), chunk k of the transfer on socket k mod S at the
- * engine's chunk size. The bench thread announces each socket's share (8 bytes) and writes the chunks
+ * number of sockets (TCP_NODELAY), on 127.0.0.1 with readers in this process, or to readers the
+ * two-host target runs ({@link #connect}, {@link #acceptReaders}); chunk k of the transfer on socket
+ * k mod S at the engine's chunk size. The bench thread announces each socket's share (8 bytes) and writes the chunks
  * with blocking writes; one reader thread per socket reads its share and answers one byte; a transfer
  * ends when every socket that carried bytes has answered. A one-chunk transfer is one TCP round trip.
  *
@@ -38,28 +39,85 @@ final class RawBaseline implements AutoCloseable {
 
     /** Opens {@code sockets} connected socket pairs on 127.0.0.1 and starts their readers. */
     RawBaseline(int sockets, int chunkSize) throws IOException {
-        this.chunkSize = chunkSize;
-        this.senders = new SocketChannel[sockets];
-        this.share = new long[sockets];
-        this.source = ByteBuffer.allocateDirect(chunkSize);
+        this(new SocketChannel[sockets], chunkSize);
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), sockets);
             for (int i = 0; i < sockets; i++) {
-                SocketChannel s = SocketChannel.open(server.getLocalAddress());
-                s.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                senders[i] = s;
+                senders[i] = open(server.getLocalAddress());
                 SocketChannel r = server.accept();
                 r.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 receivers.add(r);
-                Thread t = new Thread(() -> serve(r), "tcpx4j-raw-baseline-" + i);
-                t.setDaemon(true);
-                readers.add(t);
-                t.start();
+                readers.add(startReader(r, i));
             }
         } catch (IOException | RuntimeException e) {
             close();
             throw e;
         }
+    }
+
+    private RawBaseline(SocketChannel[] senders, int chunkSize) {
+        this.chunkSize = chunkSize;
+        this.senders = senders;
+        this.share = new long[senders.length];
+        this.source = ByteBuffer.allocateDirect(chunkSize);
+    }
+
+    /**
+     * Connects {@code sockets} sockets to readers another process runs ({@link #acceptReaders}, the
+     * two-host target): the ceiling between the two hosts.
+     */
+    static RawBaseline connect(InetSocketAddress readers, int sockets, int chunkSize) throws IOException {
+        RawBaseline b = new RawBaseline(new SocketChannel[sockets], chunkSize);
+        try {
+            for (int i = 0; i < sockets; i++) {
+                b.senders[i] = open(readers);
+            }
+            return b;
+        } catch (IOException | RuntimeException e) {
+            b.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The reading side for {@link #connect}: on a daemon thread, accepts {@code sockets} connections on
+     * {@code server} (giving up after {@code acceptTimeoutMillis}), then closes it, and serves each with a
+     * reader that ends when the initiator closes its socket.
+     */
+    static void acceptReaders(ServerSocketChannel server, int sockets, int acceptTimeoutMillis) {
+        Thread t = new Thread(() -> {
+            try (server) {
+                server.socket().setSoTimeout(acceptTimeoutMillis);
+                for (int i = 0; i < sockets; i++) {
+                    SocketChannel r = server.socket().accept().getChannel();
+                    r.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    startReader(r, i);
+                }
+            } catch (IOException e) {
+                // the initiator did not connect them all: its baseline fails on its side
+            }
+        }, "tcpx4j-raw-baseline-accept");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static SocketChannel open(java.net.SocketAddress at) throws IOException {
+        SocketChannel s = SocketChannel.open(at);
+        s.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        return s;
+    }
+
+    private static Thread startReader(SocketChannel r, int i) {
+        Thread t = new Thread(() -> {
+            try (r) {
+                serve(r);
+            } catch (IOException ignored) {
+                // closing after the end of stream
+            }
+        }, "tcpx4j-raw-baseline-" + i);
+        t.setDaemon(true);
+        t.start();
+        return t;
     }
 
     /** Reader: per transfer, an 8-byte length, that many bytes, then one byte back. Ends at end of stream. */

@@ -32,6 +32,11 @@ interface TargetHandle extends AutoCloseable {
     /** Ends the run; {@code last} is the last notification sent, or null. */
     void finish(byte[] last);
 
+    /** Raw TCP to where this target runs, {@code sockets} sockets, for the bench's baseline columns. */
+    default RawBaseline rawBaseline(int sockets, int chunkSize) throws java.io.IOException {
+        return new RawBaseline(sockets, chunkSize);
+    }
+
     @Override
     void close();
 

@@ -236,6 +236,16 @@ final class TargetServer implements AutoCloseable {
                         }
                         case "verify" -> c.send(OobMessage.verified(
                                 side.verify(m.seed(), checkBytes(m.bytes(), hello.bytes()), m.tag())));
+                        case "raw" -> {
+                            long n = m.bytes() == null ? 0 : m.bytes();
+                            if (n < 1 || n > 1024) {
+                                throw new IllegalArgumentException("raw baseline of " + n + " sockets");
+                            }
+                            java.nio.channels.ServerSocketChannel server = java.nio.channels.ServerSocketChannel.open();
+                            server.bind(new java.net.InetSocketAddress(c.localAddress(), 0), (int) n);
+                            RawBaseline.acceptReaders(server, (int) n, (int) timeouts.timeout.toMillis());
+                            c.send(OobMessage.rawPort(((java.net.InetSocketAddress) server.getLocalAddress()).getPort()));
+                        }
                         case "bye" -> {
                             side.finish(m.tag());
                             c.send(OobMessage.ok());

@@ -70,6 +70,11 @@ class TwoHostTest {
             assertThat(doc.get("settings").get("peer").asText()).isEqualTo(s.peer());
             assertThat(doc.get("rows").size()).isEqualTo(4);
             assertThat(doc.get("mismatches").asLong()).isZero();
+            // the raw baseline runs to readers the target opened
+            for (JsonNode row : doc.get("rows")) {
+                assertThat(row.get("rawAvgLatencyUs").asDouble()).isPositive();
+                assertThat(row.get("xRaw").asDouble()).isPositive();
+            }
         }
         s.serve.shutdown();
         assertThat(s.exit.get(30, TimeUnit.SECONDS)).isZero();
