@@ -35,7 +35,7 @@ import java.util.TreeMap;
  *       free port)</td></tr>
  *   <tr><td>channels, chunk_size</td><td>data channels per connection, bytes per chunk</td></tr>
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
- *       their control frames (0: never)</td></tr>
+ *       their control frames (0: never; default 1 MiB, the most)</td></tr>
  *   <tr><td>cost_network_gbps, cost_local_gbps, cost_latency_us</td><td>the cost model of
  *       estimateXferCost</td></tr>
  * </table>
@@ -139,9 +139,9 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         if (p.containsKey("chunk_size")) {
             engine = engine.withChunkSize(integer(p, "chunk_size", engine.chunkSize()));
         }
-        if (p.containsKey("inline_limit")) {
-            engine = engine.withInlineLimit(integer(p, "inline_limit", engine.inlineLimit()));
-        }
+        // NIXL hosts poll from threads that hold their cores; inline transfers need no other thread,
+        // while chunks need the transport's I/O threads: up to 1 MiB inline by default here
+        engine = engine.withInlineLimit(integer(p, "inline_limit", EngineConfig.MAX_INLINE));
         CostModel d = CostModel.DEFAULT;
         CostModel cost = new CostModel(
                 decimal(p, "cost_network_gbps", d.networkBytesPerSecond() * 8 / 1e9) * 1e9 / 8,

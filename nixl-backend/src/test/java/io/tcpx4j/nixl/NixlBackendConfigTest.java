@@ -110,9 +110,9 @@ class NixlBackendConfigTest {
     }
 
     @Test
-    void inlineLimitIsAnEngineSettingWithTheEnginesDefaultAndItsBounds() {
+    void inlineLimitIsAnEngineSettingOfAtMostOneMebibyteTheDefaultForNixlHosts() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().inlineLimit())
-                .isEqualTo(io.tcpx4j.domain.EngineConfig.DEFAULT_INLINE);
+                .isEqualTo(io.tcpx4j.domain.EngineConfig.MAX_INLINE);
         assertThat(NixlBackendConfig.parse("A", Map.of("inline_limit", "0"), Map.of()).engine().inlineLimit()).isZero();
         assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_INLINE_LIMIT", "4096")).engine()
                 .inlineLimit()).isEqualTo(4096);
