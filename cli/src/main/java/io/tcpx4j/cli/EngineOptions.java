@@ -36,6 +36,12 @@ final class EngineOptions {
                     + " control frame (one round trip, no data channel); 0 never, at most 1M. Default: ${DEFAULT-VALUE}.")
     long inlineLimit;
 
+    @Option(names = "--coalesce-limit", paramLabel = "SIZE", defaultValue = "64K", converter = Sizes.OrZeroConverter.class,
+            description = "Descriptors of at most this many bytes, host memory on both sides, travel packed with"
+                    + " their neighbours in shared chunks (copied through staging buffers); 0 never, at most 4M."
+                    + " Default: ${DEFAULT-VALUE}.")
+    long coalesceLimit;
+
     @Option(names = "--idle", paramLabel = "adaptive|busy_spin|low_cpu", defaultValue = "adaptive",
             converter = IdleConverter.class,
             description = "How each engine's progress thread waits: adaptive (polls while data moves, blocks when"
@@ -66,6 +72,9 @@ final class EngineOptions {
         if (inlineLimit < 0 || inlineLimit > EngineConfig.MAX_INLINE) {
             return "--inline-limit must be 0..1M, was " + Sizes.format(inlineLimit);
         }
+        if (coalesceLimit < 0 || coalesceLimit > EngineConfig.MAX_CHUNK) {
+            return "--coalesce-limit must be 0..4M, was " + Sizes.format(coalesceLimit);
+        }
         return null;
     }
 
@@ -77,6 +86,7 @@ final class EngineOptions {
                 .withChunkSize((int) chunkSize)
                 .withIdle(idle)
                 .withInlineLimit((int) inlineLimit)
+                .withCoalesceLimit((int) coalesceLimit)
                 .withShutdownTimeout(Duration.ofSeconds(2));
     }
 

@@ -1,5 +1,7 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Comm;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
@@ -13,7 +15,9 @@ import java.util.Set;
 /**
  * The chunks of both directions of a connection on the transport: each direction is a {@link Lane}
  * of announced plans; their chunks are posted in order within the windows (chunk k on channel k mod
- * C), tested oldest first, and receives are unpacked in one batch per pass and consumed in order.
+ * C), tested oldest first, and receives are unpacked in one batch per pass and consumed in order. A
+ * packed chunk (see {@link ChunkPlan}) is gathered into a staging buffer of its lane before its send is
+ * posted, and scattered out of one once its receive is unpacked, just before it is consumed.
  * Sends and receives share one {@link RequestRing} type and one posting loop.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()}.
@@ -43,8 +47,8 @@ final class ChunkPipeline {
         this.registry = registry;
         this.channels = channels;
         this.completions = completions;
-        this.out = new Lane(true, cfg.sendWindow());
-        this.in = new Lane(false, cfg.recvWindow());
+        this.out = new Lane(true, cfg.sendWindow(), new StagingPool(transport, registered));
+        this.in = new Lane(false, cfg.recvWindow(), new StagingPool(transport, registered));
     }
 
     /** Queues the chunks of an announced send. */
@@ -70,7 +74,7 @@ final class ChunkPipeline {
         return work;
     }
 
-    /** Posts the lane's next chunks while windows and the transport allow. */
+    /** Posts the lane's next chunks while windows, staging buffers and the transport allow. */
     private int post(Lane lane) {
         int work = 0;
         while (!lane.queue.isEmpty()) {
@@ -87,9 +91,20 @@ final class ChunkPipeline {
             int len = op.nextLength();
             LocalRegion region;
             long address;
+            int staged = -1;
             if (op.discards()) {
                 region = registry.discardRegion();
                 address = region.range.address();
+            } else if (op.nextPacked()) {
+                staged = lane.staging.take(len, op.chunkSize);
+                if (staged < 0) {
+                    break;
+                }
+                region = lane.staging.region();
+                address = lane.staging.address(staged);
+                if (lane.sends) {
+                    gather(op, address);
+                }
             } else {
                 region = op.regions[op.nextDesc()];
                 address = op.nextAddress();
@@ -101,12 +116,17 @@ final class ChunkPipeline {
                 req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(ring, region.group, ch.recv));
             }
             if (req == null) {
+                if (staged >= 0) {
+                    lane.staging.give(staged);
+                }
                 break;
             }
             if (lane.sends) {
-                ring.add(op, req);
+                ring.add(op, req, staged);
+            } else if (staged >= 0) {
+                ring.add(op, req, address, MemoryKind.DRAM, staged, op.nextDesc(), op.nextRunEnd());
             } else {
-                ring.add(op, req, address, region.range.kind());
+                ring.add(op, req, address, region.range.kind(), -1, 0, 0);
             }
             op.advance();
             lane.seq++;
@@ -116,6 +136,24 @@ final class ChunkPipeline {
             work++;
         }
         return work;
+    }
+
+    /** Copies the next (packed) chunk's descriptors of {@code op}, host memory, back to back to {@code to}. */
+    private static void gather(ChunkPlan op, long to) {
+        for (int i = op.nextDesc(), end = op.nextRunEnd(); i < end; i++) {
+            long len = op.lengths[i];
+            NativeMemory.copy(op.addresses[i], to, len);
+            to += len;
+        }
+    }
+
+    /** Copies a packed chunk received at {@code from} out to descriptors {@code [first, end)} of {@code op}. */
+    private static void scatter(ChunkPlan op, long from, int first, int end) {
+        for (int i = first; i < end; i++) {
+            long len = op.lengths[i];
+            NativeMemory.copy(from, op.addresses[i], len);
+            from += len;
+        }
     }
 
     /** The group's registration on {@code comm} (whose ring is {@code ring}), registering it there on first use. */
@@ -139,6 +177,10 @@ final class ChunkPipeline {
             Channel ch = channels.get(i);
             NetRequest req;
             while ((req = ch.tx.untested()) != null && transport.test(req)) {
+                int staged = ch.tx.headStaged();
+                if (staged >= 0) {
+                    out.staging.give(staged);
+                }
                 OutOp op = (OutOp) ch.tx.retireUntested();
                 op.completed++;
                 work++;
@@ -186,6 +228,11 @@ final class ChunkPipeline {
                     break;
                 }
                 transport.consumed(ch.recv, ch.rx.headRequest());
+                int staged = ch.rx.headStaged();
+                if (staged >= 0) {
+                    scatter(ch.rx.headPlan(), ch.rx.headDestination(), ch.rx.headRunFirst(), ch.rx.headRunEnd());
+                    in.staging.give(staged);
+                }
                 InOp op = (InOp) ch.rx.retire();
                 op.completed++;
                 work++;
@@ -213,5 +260,7 @@ final class ChunkPipeline {
         in.queue.clear();
         channels.close(registered);
         registered.clear();
+        out.staging.release();
+        in.staging.release();
     }
 }

@@ -1,10 +1,16 @@
 package io.tcpx4j.domain;
 
 /**
- * The chunk sequence of one announced transfer in one direction: descriptor i splits into chunks of
- * {@code chunkSize} bytes (the last one shorter), descriptors in order, zero-length ones contribute
- * nothing. Both ends derive the same sequence from the same lengths and chunk size, which is what
- * lets the data sender be the only ordering authority.
+ * The chunk sequence of one announced transfer in one direction. Both ends derive the same sequence from
+ * the same lengths, chunk size and packing limit, which is what lets the data sender be the only
+ * ordering authority:
+ * <ul>
+ *   <li>a <em>packed</em> chunk carries a run of at least two consecutive descriptors, each of at most
+ *       {@code pack} bytes, back to back, as many as fit in {@code chunkSize} bytes (the sender gathers
+ *       them into a staging buffer, the receiver scatters them out of one);</li>
+ *   <li>any other descriptor splits into chunks of {@code chunkSize} bytes (the last one shorter).</li>
+ * </ul>
+ * Descriptors stay in order; zero-length ones contribute nothing. {@code pack} 0 packs nothing.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
@@ -15,6 +21,8 @@ class ChunkPlan {
     final long[] lengths;
     final LocalRegion[] regions;
     final int chunkSize;
+    /** Largest descriptor packed with others into one chunk; 0: none. */
+    final int pack;
     final long chunks;
     /** Whether the chunks are drained into a discard buffer instead of this plan's regions. */
     private final boolean discards;
@@ -22,54 +30,109 @@ class ChunkPlan {
     // cursor of the next chunk to post
     private int desc;
     private long offset;
+    /** End (exclusive) of the packed run starting at {@code desc}, or -1 if the next chunk is not packed. */
+    private int runEnd;
+    private int runBytes;
     long posted;
     long completed;
 
     ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize) {
-        this(xferId, addresses, lengths, regions, chunkSize, false);
+        this(xferId, addresses, lengths, regions, chunkSize, 0, false);
     }
 
-    ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, boolean discards) {
+    ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, int pack,
+              boolean discards) {
         this.discards = discards;
         this.xferId = xferId;
         this.addresses = addresses;
         this.lengths = lengths;
         this.regions = regions;
         this.chunkSize = chunkSize;
-        this.chunks = countChunks(lengths, chunkSize);
+        this.pack = Math.min(pack, chunkSize);
+        this.chunks = countChunks(lengths, chunkSize, this.pack);
         skipEmpty();
     }
 
-    static long countChunks(long[] lengths, int chunkSize) {
+    static long countChunks(long[] lengths, int chunkSize, int pack) {
         long n = 0;
-        for (long len : lengths) {
-            n += (len + chunkSize - 1) / chunkSize;
+        int d = 0;
+        while (d < lengths.length) {
+            int end = runEnd(lengths, d, chunkSize, pack);
+            if (end > 0) {
+                n++;
+                d = end;
+            } else {
+                n += (lengths[d] + chunkSize - 1) / chunkSize;
+                d++;
+            }
         }
         return n;
+    }
+
+    /**
+     * End (exclusive) of the packed run that starts at descriptor {@code from}: the descriptors from it on
+     * of at most {@code pack} bytes (zero-length ones included) whose sum fits in {@code chunkSize}. -1 if
+     * that run holds fewer than two non-empty descriptors (its first descriptor travels on its own).
+     */
+    static int runEnd(long[] lengths, int from, int chunkSize, int pack) {
+        if (pack == 0 || lengths[from] == 0 || lengths[from] > pack) {
+            return -1;
+        }
+        long total = 0;
+        int members = 0;
+        int j = from;
+        while (j < lengths.length) {
+            long len = lengths[j];
+            if (len > pack || total + len > chunkSize) {
+                break;
+            }
+            total += len;
+            if (len > 0) {
+                members++;
+            }
+            j++;
+        }
+        return members >= 2 ? j : -1;
     }
 
     final boolean hasNext() {
         return desc < lengths.length;
     }
 
-    /** Descriptor index of the next chunk. */
+    /** Descriptor index of the next chunk (the first of its run if it is packed). */
     final int nextDesc() {
         return desc;
     }
 
-    /** Address of the next chunk. */
+    /** Whether the next chunk is packed: descriptors {@link #nextDesc()} .. {@link #nextRunEnd()} back to back. */
+    final boolean nextPacked() {
+        return runEnd > 0;
+    }
+
+    /** End (exclusive) of the next chunk's run; only if {@link #nextPacked()}. */
+    final int nextRunEnd() {
+        return runEnd;
+    }
+
+    /** Address of the next chunk (its first descriptor's if packed). */
     final long nextAddress() {
         return addresses[desc] + offset;
     }
 
     /** Length of the next chunk. */
     final int nextLength() {
-        return (int) Math.min(chunkSize, lengths[desc] - offset);
+        return runEnd > 0 ? runBytes : (int) Math.min(chunkSize, lengths[desc] - offset);
     }
 
     final void advance() {
-        offset += nextLength();
         posted++;
+        if (runEnd > 0) {
+            desc = runEnd;
+            offset = 0;
+            skipEmpty();
+            return;
+        }
+        offset += nextLength();
         if (offset >= lengths[desc]) {
             desc++;
             offset = 0;
@@ -77,9 +140,18 @@ class ChunkPlan {
         }
     }
 
+    /** Moves past zero-length descriptors and finds out whether the chunk there is packed. */
     private void skipEmpty() {
         while (desc < lengths.length && lengths[desc] == 0) {
             desc++;
+        }
+        runEnd = desc < lengths.length ? runEnd(lengths, desc, chunkSize, pack) : -1;
+        if (runEnd > 0) {
+            long total = 0;
+            for (int i = desc; i < runEnd; i++) {
+                total += lengths[i];
+            }
+            runBytes = (int) total;
         }
     }
 

@@ -86,9 +86,9 @@ final class DataPath implements ChunkPipeline.Completions {
         } else if (f instanceof ControlFrame.WriteAck a) {
             onWriteAck(a);
         } else if (f instanceof ControlFrame.Read r) {
-            onRead(r.xfer(), r.addresses(), r.lengths(), false);
+            onRead(r.xfer(), r.pack(), r.addresses(), r.lengths(), false);
         } else if (f instanceof ControlFrame.ReadInline r) {
-            onRead(r.xfer(), r.addresses(), r.lengths(), true);
+            onRead(r.xfer(), r.pack(), r.addresses(), r.lengths(), true);
         } else if (f instanceof ControlFrame.ReadReply r) {
             onReadReply(r);
         } else if (f instanceof ControlFrame.ReadData d) {
@@ -109,15 +109,16 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p.inline()) {
             startInline(p, n);
         } else if (p.write()) {
-            writer.write(p.xfer().id, cfg.chunkSize(), p.notification(), p.remoteAddresses(), p.lengths(), n);
-            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize());
+            writer.write(p.xfer().id, cfg.chunkSize(), p.pack(), p.notification(), p.remoteAddresses(), p.lengths(), n);
+            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
+                    p.pack());
             awaitingAck.put(op.xferId, op);
             live.add(op);
             if (op.chunks > 0) {
                 pipeline.send(op);
             }
         } else {
-            writer.read(p.xfer().id, p.remoteAddresses(), p.lengths(), n);
+            writer.read(p.xfer().id, p.pack(), p.remoteAddresses(), p.lengths(), n);
             awaitingData.put(p.xfer().id, p);
         }
     }
@@ -126,22 +127,27 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p.write()) {
             writer.writeInline(p.xfer().id, p.notification(), p.remoteAddresses(), p.lengths(), n,
                     p.localAddresses(), (int) p.xfer().bytes);
-            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize());
+            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(), 0);
             op.completed = op.chunks; // the bytes left with the frame
             awaitingAck.put(op.xferId, op);
             live.add(op);
         } else {
-            writer.readInline(p.xfer().id, p.remoteAddresses(), p.lengths(), n);
+            writer.readInline(p.xfer().id, p.pack(), p.remoteAddresses(), p.lengths(), n);
             awaitingData.put(p.xfer().id, p);
         }
     }
 
     private void onWrite(ControlFrame.Write w) {
-        checkChunk(w.chunkSize());
+        checkChunk(w.chunkSize(), w.pack(), w.chunkSize());
         LocalRegion[] regions = new LocalRegion[w.lengths().length];
         int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
+        if (refusal == 0 && w.pack() > 0 && !LocalRegion.allHost(regions)) {
+            // packed chunks are scattered by the CPU; the sender packs only into host memory it was shown
+            LocalRegion.releaseAll(regions);
+            refusal = Code.NOT_SUPPORTED.nixlStatus();
+        }
         InOp op = new InOp(null, w.xfer(), w.addresses(), w.lengths(), refusal == 0 ? regions : null,
-                w.chunkSize(), w.notification(), refusal);
+                w.chunkSize(), w.pack(), w.notification(), refusal);
         if (refusal != 0) {
             LOG.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3}); draining its data",
                     engineName, w.xfer(), peerName, refusal);
@@ -179,7 +185,8 @@ final class DataPath implements ChunkPipeline.Completions {
         writer.writeAck(w.xfer(), refusal);
     }
 
-    private void onRead(long xfer, long[] addresses, long[] lengths, boolean inlineOk) {
+    /** {@code accepted}: the largest packing limit the initiator takes. */
+    private void onRead(long xfer, int accepted, long[] addresses, long[] lengths, boolean inlineOk) {
         LocalRegion[] regions = new LocalRegion[lengths.length];
         int refusal = registry.admitRemoteAccess(addresses, lengths, regions);
         if (refusal != 0) {
@@ -197,8 +204,10 @@ final class DataPath implements ChunkPipeline.Completions {
             LocalRegion.releaseAll(regions);
             return;
         }
-        writer.readData(xfer, cfg.chunkSize());
-        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, cfg.chunkSize());
+        int pack = LocalRegion.allHost(regions)
+                ? Math.min(Math.max(accepted, 0), Math.min(cfg.coalesceLimit(), cfg.chunkSize())) : 0;
+        writer.readData(xfer, cfg.chunkSize(), pack);
+        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, cfg.chunkSize(), pack);
         if (op.chunks == 0) {
             op.releaseRegions();
         } else {
@@ -208,12 +217,12 @@ final class DataPath implements ChunkPipeline.Completions {
     }
 
     private void onReadData(ControlFrame.ReadData d) {
-        checkChunk(d.chunkSize());
         Post p = awaitingData.remove(d.xfer());
         if (p == null) {
             throw disconnect("READ_DATA for unknown transfer " + d.xfer());
         }
-        receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(),
+        checkChunk(d.chunkSize(), d.pack(), p.pack());
+        receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(), d.pack(),
                 p.notification(), 0));
     }
 
@@ -262,9 +271,14 @@ final class DataPath implements ChunkPipeline.Completions {
         }
     }
 
-    private static void checkChunk(int chunk) {
+    /** Checks an announced chunk size and packing limit; the limit may not exceed {@code maxPack}. */
+    private static void checkChunk(int chunk, int pack, int maxPack) {
         if (chunk < 1 || chunk > EngineConfig.MAX_CHUNK) {
             throw disconnect("peer announced chunk size " + chunk);
+        }
+        if (pack < 0 || pack > chunk || pack > maxPack) {
+            throw disconnect("peer announced packing limit " + pack + " (chunk size " + chunk + ", at most " + maxPack
+                    + " allowed)");
         }
     }
 

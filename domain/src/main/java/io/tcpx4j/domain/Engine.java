@@ -363,7 +363,7 @@ public final class Engine implements TransferEngine {
             return new LocalSession(config.name(), commands, registry, memory, notifications, xferIds);
         }
         return new RemoteSession(knownPeer(peer), commands, registry, directory, xferIds,
-                config.inlineLimit());
+                config.inlineLimit(), Math.min(config.coalesceLimit(), config.chunkSize()));
     }
 
     @Override

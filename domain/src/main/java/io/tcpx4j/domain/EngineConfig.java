@@ -34,17 +34,21 @@ import java.util.Objects;
  * @param inlineLimit     a transfer of at most this many bytes in total, between host memory on both sides,
  *                        travels inside its control frame (one round trip, no data channel); 0 never,
  *                        at most {@link #MAX_INLINE}
+ * @param coalesceLimit   descriptors of at most this many bytes (and at most {@code chunkSize}) travel packed
+ *                        with their neighbours in shared chunks, through host staging buffers, when the
+ *                        memory on both sides is host memory; 0 never, at most {@link #MAX_CHUNK}
  */
 public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
                            List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
                            Duration peerTimeout, Duration connectTimeout, Duration heartbeat,
                            Duration shutdownTimeout, IdlePolicy idle, SSLContext controlTls,
-                           boolean controlTlsClientAuth, int inlineLimit) {
+                           boolean controlTlsClientAuth, int inlineLimit, int coalesceLimit) {
 
     public static final int DEFAULT_CHUNK = 512 * 1024;
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
     public static final int DEFAULT_INLINE = 16 * 1024;
     public static final int MAX_INLINE = 1024 * 1024;
+    public static final int DEFAULT_COALESCE = 64 * 1024;
 
     public EngineConfig {
         Objects.requireNonNull(name, "name");
@@ -72,73 +76,74 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
         }
         require(controlTls != null || !controlTlsClientAuth, "controlTlsClientAuth needs controlTls");
         require(inlineLimit >= 0 && inlineLimit <= MAX_INLINE, "inlineLimit must be 0.." + MAX_INLINE);
+        require(coalesceLimit >= 0 && coalesceLimit <= MAX_CHUNK, "coalesceLimit must be 0.." + MAX_CHUNK);
     }
 
     /**
      * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling,
-     * host-to-host transfers up to 16 KiB inline.
+     * host-to-host transfers up to 16 KiB inline, host descriptors up to 64 KiB packed into shared chunks.
      */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,
                 Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5),
-                IdlePolicy.ADAPTIVE, null, false, DEFAULT_INLINE);
+                IdlePolicy.ADAPTIVE, null, false, DEFAULT_INLINE, DEFAULT_COALESCE);
     }
 
     public EngineConfig withName(String v) {
         return new EngineConfig(v, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withListen(String host, int port) {
         return new EngineConfig(name, host, port, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withAdvertiseHost(String v) {
         return new EngineConfig(name, listenHost, listenPort, v, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withChannels(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, v, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withChannelDevices(List<Integer> v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, v, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withChunkSize(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, v,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withWindows(int send, int recv) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit);
+                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withTimeouts(Duration peer, Duration connect, Duration beat) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit);
+                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withShutdownTimeout(Duration v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth, inlineLimit);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withIdle(IdlePolicy v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, v,
-                controlTls, controlTlsClientAuth, inlineLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
     }
 
     /**
@@ -148,13 +153,19 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     public EngineConfig withControlTls(SSLContext context, boolean requireClientAuth) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                context, requireClientAuth, inlineLimit);
+                context, requireClientAuth, inlineLimit, coalesceLimit);
     }
 
     public EngineConfig withInlineLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, v);
+                controlTls, controlTlsClientAuth, v, coalesceLimit);
+    }
+
+    public EngineConfig withCoalesceLimit(int v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth, inlineLimit, v);
     }
 
     private static void require(boolean ok, String message) {

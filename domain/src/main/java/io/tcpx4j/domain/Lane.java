@@ -13,13 +13,16 @@ final class Lane {
     final boolean sends;
     final int window;
     final ArrayDeque<ChunkPlan> queue = new ArrayDeque<>();
+    /** Buffers the lane's packed chunks travel through. */
+    final StagingPool staging;
     long seq;
     /** {@code seq} mod C, counted along with it: no 64-bit division per chunk. */
     int channel;
 
-    Lane(boolean sends, int window) {
+    Lane(boolean sends, int window, StagingPool staging) {
         this.sends = sends;
         this.window = window;
+        this.staging = staging;
     }
 
     /** This lane's ring on {@code ch}. */

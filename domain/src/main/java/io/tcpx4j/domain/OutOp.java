@@ -12,8 +12,8 @@ final class OutOp extends ChunkPlan {
     boolean acked;
     int ackStatus;
 
-    OutOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize) {
-        super(xferId, addresses, lengths, regions, chunkSize);
+    OutOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, int pack) {
+        super(xferId, addresses, lengths, regions, chunkSize, pack, false);
         this.xfer = xfer;
     }
 }

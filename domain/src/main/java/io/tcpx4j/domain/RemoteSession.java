@@ -24,15 +24,17 @@ final class RemoteSession implements Session {
     private final PeerDirectory directory;
     private final AtomicLong xferIds;
     private final int inlineLimit;
+    private final int coalesceLimit;
 
     RemoteSession(Peer peer, CommandQueue agent, RegionRegistry registry, PeerDirectory directory, AtomicLong xferIds,
-                  int inlineLimit) {
+                  int inlineLimit, int coalesceLimit) {
         this.peer = peer;
         this.agent = agent;
         this.registry = registry;
         this.directory = directory;
         this.xferIds = xferIds;
         this.inlineLimit = inlineLimit;
+        this.coalesceLimit = coalesceLimit;
     }
 
     @Override
@@ -75,8 +77,13 @@ final class RemoteSession implements Session {
         }
         LocalRegion[] pinned = registry.pinLocal(local);
         Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
-        boolean inline = bytes <= inlineLimit && (remoteHost || !write) && LocalRegion.allHost(pinned);
-        Post p = new Post(write, x, la, ra, len, pinned, notification == null ? null : notification.clone(), inline);
+        boolean localHost = LocalRegion.allHost(pinned);
+        boolean inline = bytes <= inlineLimit && (remoteHost || !write) && localHost;
+        // packed chunks go through host staging buffers: a WRITE packs only host to host; a READ offers
+        // packing when its own side is host memory, and the target packs only if its side is too
+        int pack = localHost && (remoteHost || !write) ? coalesceLimit : 0;
+        Post p = new Post(write, x, la, ra, len, pinned, notification == null ? null : notification.clone(), inline,
+                pack);
         try {
             agent.submit(() -> {
                 if (!p.xfer().isEnded()) {

@@ -28,6 +28,11 @@ final class RequestRing {
         long destination;
         MemoryKind kind;
         long ticket;
+        /** Staging buffer of a packed chunk, or -1. */
+        int staged;
+        /** Descriptors [first, end) of a packed receive, scattered out of its staging buffer. */
+        int first;
+        int end;
     }
 
     private final Slot[] slots = new Slot[SIZE];
@@ -70,22 +75,29 @@ final class RequestRing {
         lastRegistration = registration;
     }
 
-    /** Records a posted send. */
-    void add(ChunkPlan plan, NetRequest request) {
+    /** Records a posted send, from staging buffer {@code staged} (-1: none). */
+    void add(ChunkPlan plan, NetRequest request, int staged) {
         Slot s = slots[slot(head, count)];
         s.plan = plan;
         s.request = request;
+        s.staged = staged;
         count++;
     }
 
-    /** Records a posted receive into {@code destination} (memory of {@code kind}). */
-    void add(ChunkPlan plan, NetRequest request, long destination, MemoryKind kind) {
+    /**
+     * Records a posted receive into {@code destination} (memory of {@code kind}); if {@code staged} is not
+     * -1, that is a staging buffer holding descriptors {@code [first, end)} of the plan back to back.
+     */
+    void add(ChunkPlan plan, NetRequest request, long destination, MemoryKind kind, int staged, int first, int end) {
         Slot s = slots[slot(head, count)];
         s.plan = plan;
         s.request = request;
         s.destination = destination;
         s.kind = kind;
         s.ticket = 0;
+        s.staged = staged;
+        s.first = first;
+        s.end = end;
         count++;
     }
 
@@ -134,6 +146,30 @@ final class RequestRing {
 
     NetRequest headRequest() {
         return slots[head].request;
+    }
+
+    ChunkPlan headPlan() {
+        return slots[head].plan;
+    }
+
+    /** The staging buffer of the oldest request, or -1. */
+    int headStaged() {
+        return slots[head].staged;
+    }
+
+    /** Where the oldest request landed (its staging buffer's address if it has one). */
+    long headDestination() {
+        return slots[head].destination;
+    }
+
+    /** First descriptor of the oldest request's packed run. */
+    int headRunFirst() {
+        return slots[head].first;
+    }
+
+    /** End (exclusive) of the oldest request's packed run. */
+    int headRunEnd() {
+        return slots[head].end;
     }
 
     /**

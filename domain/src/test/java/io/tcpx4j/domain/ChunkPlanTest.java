@@ -71,4 +71,93 @@ class ChunkPlanTest {
         assertThat(p.chunks).isZero();
         assertThat(p.allCompleted()).isTrue();
     }
+
+    @Test
+    void packedRunsTakeConsecutiveSmallDescriptorsUpToTheChunkSize() {
+        int kib = 1024;
+        long[] len = {16 * kib, 16 * kib, 0, 16 * kib, 100 * kib, 8 * kib, 600 * kib, 4 * kib};
+        long[] addr = new long[len.length];
+        for (int i = 0; i < addr.length; i++) {
+            addr[i] = 1_000_000L * (i + 1);
+        }
+        ChunkPlan p = new ChunkPlan(1, addr, len, null, 32 * kib, 16 * kib, false);
+        List<long[]> chunks = new ArrayList<>();
+        while (p.hasNext()) {
+            chunks.add(new long[] {p.nextDesc(), p.nextLength(), p.nextPacked() ? p.nextRunEnd() : -1});
+            p.advance();
+        }
+        // limit 16 KiB, 32 KiB chunks: [16K 16K 0] packed, 16K alone, 100K in 4 chunks,
+        // 8K alone (600K follows), 600K in 19 chunks, 4K alone
+        assertThat(chunks).extracting(c -> c[0]).startsWith(0L, 3L, 4L, 4L, 4L, 4L, 5L, 6L).endsWith(7L);
+        assertThat(chunks.get(0)).containsExactly(0, 32 * kib, 3);
+        assertThat(chunks.get(1)).containsExactly(3, 16 * kib, -1);
+        assertThat(chunks.get(6)).containsExactly(5, 8 * kib, -1);
+        assertThat(chunks).hasSize((int) p.chunks).hasSize(1 + 1 + 4 + 1 + 19 + 1);
+    }
+
+    @Test
+    void aRunAbsorbsEmptyDescriptorsAndStopsAtTheFirstLargeOne() {
+        long[] len = {10, 0, 20, 0, 30, 5000, 1, 1};
+        ChunkPlan p = new ChunkPlan(1, new long[len.length], len, null, 4096, 100, false);
+        assertThat(p.nextPacked()).isTrue();
+        assertThat(p.nextRunEnd()).isEqualTo(5);
+        assertThat(p.nextLength()).isEqualTo(60);
+        p.advance();
+        assertThat(p.nextDesc()).isEqualTo(5);
+        assertThat(p.nextPacked()).isFalse();
+        p.advance();
+        p.advance();
+        assertThat(p.nextDesc()).isEqualTo(6);
+        assertThat(p.nextPacked()).isTrue();
+        assertThat(p.nextLength()).isEqualTo(2);
+        p.advance();
+        assertThat(p.hasNext()).isFalse();
+        assertThat(p.posted).isEqualTo(p.chunks).isEqualTo(4);
+    }
+
+    @Test
+    void randomPlansCoverEveryByteOnceInOrderAndCountTheChunksTheyWalk() {
+        java.util.Random rnd = new java.util.Random(7);
+        for (int round = 0; round < 2000; round++) {
+            int n = 1 + rnd.nextInt(40);
+            int chunk = 1 + rnd.nextInt(64 * 1024);
+            int pack = rnd.nextInt(4) == 0 ? 0 : rnd.nextInt(chunk + 1);
+            long[] len = new long[n];
+            long[] addr = new long[n];
+            long at = 0;
+            for (int i = 0; i < n; i++) {
+                len[i] = switch (rnd.nextInt(4)) {
+                    case 0 -> 0;
+                    case 1 -> rnd.nextInt(Math.max(1, pack + 1));
+                    case 2 -> rnd.nextInt(3 * chunk);
+                    default -> rnd.nextInt(2048);
+                };
+                addr[i] = at;
+                at += len[i];
+            }
+            ChunkPlan p = new ChunkPlan(1, addr, len, null, chunk, pack, false);
+            long next = 0;
+            long walked = 0;
+            while (p.hasNext()) {
+                assertThat(p.nextAddress()).isEqualTo(next);
+                assertThat(p.nextLength()).isBetween(1, chunk);
+                if (p.nextPacked()) {
+                    long sum = 0;
+                    int members = 0;
+                    for (int i = p.nextDesc(); i < p.nextRunEnd(); i++) {
+                        assertThat(len[i]).isLessThanOrEqualTo(pack);
+                        sum += len[i];
+                        members += len[i] > 0 ? 1 : 0;
+                    }
+                    assertThat(sum).isEqualTo(p.nextLength());
+                    assertThat(members).isGreaterThanOrEqualTo(2);
+                }
+                next += p.nextLength();
+                walked++;
+                p.advance();
+            }
+            assertThat(next).isEqualTo(at);
+            assertThat(walked).isEqualTo(p.chunks).isEqualTo(ChunkPlan.countChunks(len, chunk, Math.min(pack, chunk)));
+        }
+    }
 }

@@ -1,20 +1,28 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.memory.CpuUnpacker;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
+import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.protocol.RegionMetadata;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Two engines over the strict in-memory transport double, pumped by hand. Owns its native buffers.
@@ -39,11 +47,16 @@ final class EnginePair implements AutoCloseable {
 
     /** {@code wrap} may put a watching double around each engine's transport. */
     EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap) {
+        this(ca, cb, wrap, new HostMemory());
+    }
+
+    /** {@code memoryB}: beta's view of memory (a double may call some host memory VRAM). */
+    EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryB) {
         fabric = new InMemoryFabric();
         ta = wrap.apply(fabric.newTransport());
         tb = wrap.apply(fabric.newTransport());
         a = new Engine(ca, ta, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
-        b = new Engine(cb, tb, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+        b = new Engine(cb, tb, memoryB, new CpuUnpacker(), Clock.SYSTEM);
         a.startManual();
         b.startManual();
         a.loadPeer(b.name(), b.connInfo());
@@ -109,6 +122,71 @@ final class EnginePair implements AutoCloseable {
         Engine other = owner == a ? b : a;
         other.loadRemoteMetadata(owner.name(), r.publicMetadata());
         return r;
+    }
+
+    private static final byte CHECK_POISON = (byte) 0x5A;
+    private static final int CHECK_GUARD = 4096;
+
+    /**
+     * Alpha WRITEs (or READs) {@code sizes} as separate descriptors between a random buffer and a
+     * poisoned one with a guard band after each destination; checks every byte, every guard and the
+     * notification, which must never be seen before the data.
+     */
+    void transferAndCheck(boolean write, long[] sizes) {
+        long total = 0;
+        for (long s : sizes) {
+            total += s;
+        }
+        long srcBuf = randomBuffer(total);
+        long dstBuf = poisoned(total + CHECK_GUARD * (sizes.length + 1L), CHECK_POISON);
+        Engine srcOwner = write ? a : b;
+        Engine dstOwner = write ? b : a;
+        srcOwner.register(MemoryDescriptor.dram(srcBuf, total));
+        dstOwner.register(MemoryDescriptor.dram(dstBuf, total + CHECK_GUARD * (sizes.length + 1L)));
+        a.loadRemoteMetadata("beta", new RegionMetadata("beta", write
+                ? MemoryDescriptor.dram(dstBuf, total + CHECK_GUARD * (sizes.length + 1L))
+                : MemoryDescriptor.dram(srcBuf, total)).encode());
+        List<MemoryDescriptor> src = new ArrayList<>();
+        List<MemoryDescriptor> dst = new ArrayList<>();
+        long so = 0;
+        long dOff = CHECK_GUARD;
+        // destinations in reverse order, so a misplaced descriptor shows
+        long[] dstAt = new long[sizes.length];
+        for (int i = sizes.length - 1; i >= 0; i--) {
+            dstAt[i] = dstBuf + dOff;
+            dOff += sizes[i] + CHECK_GUARD;
+        }
+        for (int i = 0; i < sizes.length; i++) {
+            src.add(MemoryDescriptor.dram(srcBuf + so, sizes[i]));
+            dst.add(MemoryDescriptor.dram(dstAt[i], sizes[i]));
+            so += sizes[i];
+        }
+        byte[] note = "landed".getBytes(StandardCharsets.UTF_8);
+        Transfer t = write ? a.session("beta").write(src, dst, note) : a.session("beta").read(dst, src, note);
+        List<Notification> notes = new ArrayList<>();
+        Engine notified = b;
+        assertThat(pump(() -> {
+            List<Notification> got = notified.drainNotifications();
+            if (!got.isEmpty()) {
+                assertThat(read(dstAt[0], sizes[0])).as("data before the notification")
+                        .isEqualTo(read(srcBuf, sizes[0]));
+            }
+            notes.addAll(got);
+            return t.status().isTerminal() && !notes.isEmpty();
+        })).as("transfer and notification").isTrue();
+        assertThat(t.status()).isEqualTo(TransferStatus.DONE);
+        so = 0;
+        for (int i = 0; i < sizes.length; i++) {
+            assertThat(read(dstAt[i], sizes[i])).as("descriptor %d", i)
+                    .isEqualTo(read(srcBuf + so, sizes[i]));
+            assertThat(read(dstAt[i] + sizes[i], CHECK_GUARD)).as("guard after descriptor %d", i)
+                    .containsOnly(CHECK_POISON);
+            so += sizes[i];
+        }
+        assertThat(read(dstBuf, CHECK_GUARD)).as("guard before the first").containsOnly(CHECK_POISON);
+        pumpRounds(100);
+        notes.addAll(notified.drainNotifications());
+        assertThat(notes).containsExactly(new Notification("alpha", note));
     }
 
     @Override

@@ -79,66 +79,8 @@ class InlineTransferTest {
         return ((CountingTransport) pair.ta).requests.get() + ((CountingTransport) pair.tb).requests.get();
     }
 
-    /**
-     * Alpha WRITEs (or READs) {@code sizes} as separate descriptors between a random buffer and a
-     * poisoned one with a guard band after each destination; checks every byte, every guard and the
-     * notification, which must never be seen before the data.
-     */
     private void transfer(boolean write, long[] sizes) {
-        long total = 0;
-        for (long s : sizes) {
-            total += s;
-        }
-        long srcBuf = pair.randomBuffer(total);
-        long dstBuf = pair.poisoned(total + GUARD * (sizes.length + 1L), POISON);
-        Engine srcOwner = write ? pair.a : pair.b;
-        Engine dstOwner = write ? pair.b : pair.a;
-        srcOwner.register(MemoryDescriptor.dram(srcBuf, total));
-        dstOwner.register(MemoryDescriptor.dram(dstBuf, total + GUARD * (sizes.length + 1L)));
-        pair.a.loadRemoteMetadata("beta", new RegionMetadata("beta", write
-                ? MemoryDescriptor.dram(dstBuf, total + GUARD * (sizes.length + 1L))
-                : MemoryDescriptor.dram(srcBuf, total)).encode());
-        List<MemoryDescriptor> src = new ArrayList<>();
-        List<MemoryDescriptor> dst = new ArrayList<>();
-        long so = 0;
-        long dOff = GUARD;
-        // destinations in reverse order, so a misplaced descriptor shows
-        long[] dstAt = new long[sizes.length];
-        for (int i = sizes.length - 1; i >= 0; i--) {
-            dstAt[i] = dstBuf + dOff;
-            dOff += sizes[i] + GUARD;
-        }
-        for (int i = 0; i < sizes.length; i++) {
-            src.add(MemoryDescriptor.dram(srcBuf + so, sizes[i]));
-            dst.add(MemoryDescriptor.dram(dstAt[i], sizes[i]));
-            so += sizes[i];
-        }
-        byte[] note = "landed".getBytes(StandardCharsets.UTF_8);
-        Transfer t = write ? pair.a.session("beta").write(src, dst, note) : pair.a.session("beta").read(dst, src, note);
-        List<Notification> notes = new ArrayList<>();
-        Engine notified = pair.b;
-        assertThat(pair.pump(() -> {
-            List<Notification> got = notified.drainNotifications();
-            if (!got.isEmpty()) {
-                assertThat(EnginePair.read(dstAt[0], sizes[0])).as("data before the notification")
-                        .isEqualTo(EnginePair.read(srcBuf, sizes[0]));
-            }
-            notes.addAll(got);
-            return t.status().isTerminal() && !notes.isEmpty();
-        })).as("transfer and notification").isTrue();
-        assertThat(t.status()).isEqualTo(TransferStatus.DONE);
-        so = 0;
-        for (int i = 0; i < sizes.length; i++) {
-            assertThat(EnginePair.read(dstAt[i], sizes[i])).as("descriptor %d", i)
-                    .isEqualTo(EnginePair.read(srcBuf + so, sizes[i]));
-            assertThat(EnginePair.read(dstAt[i] + sizes[i], GUARD)).as("guard after descriptor %d", i)
-                    .containsOnly(POISON);
-            so += sizes[i];
-        }
-        assertThat(EnginePair.read(dstBuf, GUARD)).as("guard before the first").containsOnly(POISON);
-        pair.pumpRounds(100);
-        notes.addAll(notified.drainNotifications());
-        assertThat(notes).containsExactly(new Notification("alpha", note));
+        pair.transferAndCheck(write, sizes);
     }
 
     private static final long[] SMALL = {1, 4096, 0, 777, 12_000, 3};

@@ -36,6 +36,8 @@ import java.util.TreeMap;
  *   <tr><td>channels, chunk_size</td><td>data channels per connection, bytes per chunk</td></tr>
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
  *       their control frames (0: never; default 1 MiB, the most)</td></tr>
+ *   <tr><td>coalesce_limit</td><td>descriptors of at most this many bytes, host memory on both sides,
+ *       share chunks with their neighbours (0: never; default 64 KiB)</td></tr>
  *   <tr><td>cost_network_gbps, cost_local_gbps, cost_latency_us</td><td>the cost model of
  *       estimateXferCost</td></tr>
  * </table>
@@ -86,7 +88,8 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         m.put("listen_host", "127.0.0.1");
         m.put("listen_port", "0");
         m.put("progress", "inline");
-        for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "cost_network_gbps",
+        for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "coalesce_limit",
+                "cost_network_gbps",
                 "cost_local_gbps",
                 "cost_latency_us")) {
             m.put(k, "");
@@ -142,6 +145,9 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         // NIXL hosts poll from threads that hold their cores; inline transfers need no other thread,
         // while chunks need the transport's I/O threads: up to 1 MiB inline by default here
         engine = engine.withInlineLimit(integer(p, "inline_limit", EngineConfig.MAX_INLINE));
+        if (p.containsKey("coalesce_limit")) {
+            engine = engine.withCoalesceLimit(integer(p, "coalesce_limit", engine.coalesceLimit()));
+        }
         CostModel d = CostModel.DEFAULT;
         CostModel cost = new CostModel(
                 decimal(p, "cost_network_gbps", d.networkBytesPerSecond() * 8 / 1e9) * 1e9 / 8,

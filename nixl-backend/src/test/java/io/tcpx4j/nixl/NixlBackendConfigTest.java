@@ -119,4 +119,16 @@ class NixlBackendConfigTest {
         assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("inline_limit", "2000000"), Map.of()))
                 .hasMessageContaining("inlineLimit");
     }
+
+    @Test
+    void coalesceLimitIsAnEngineSettingWithTheEnginesDefault() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().coalesceLimit())
+                .isEqualTo(io.tcpx4j.domain.EngineConfig.DEFAULT_COALESCE);
+        assertThat(NixlBackendConfig.parse("A", Map.of("coalesce_limit", "0"), Map.of()).engine().coalesceLimit())
+                .isZero();
+        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_COALESCE_LIMIT", "4096")).engine()
+                .coalesceLimit()).isEqualTo(4096);
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("coalesce_limit", "5000000"), Map.of()))
+                .hasMessageContaining("coalesceLimit");
+    }
 }

@@ -16,10 +16,11 @@ import java.nio.charset.StandardCharsets;
 public sealed interface ControlFrame {
 
     /**
-     * Version spoken in {@link Hello}: 3 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
-     * with inline transfers (WRITE_INLINE, READ_INLINE, READ_REPLY).
+     * Version spoken in {@link Hello}: 4 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
+     * with inline transfers (WRITE_INLINE, READ_INLINE, READ_REPLY) and packed chunks (the packing
+     * limit in WRITE, READ, READ_INLINE and READ_DATA).
      */
-    int PROTOCOL_VERSION = 3;
+    int PROTOCOL_VERSION = 4;
     /** Bytes of a handshake nonce ({@link Hello}, {@link Challenge}). */
     int NONCE_BYTES = 32;
     /** Bytes of a handshake proof (HMAC-SHA256). */
@@ -64,8 +65,11 @@ public sealed interface ControlFrame {
     record Handles(byte[][] handles) implements ControlFrame {
     }
 
-    /** WRITE announcement: remote ranges (on the receiver), chunking and notification. */
-    record Write(long xfer, int chunkSize, byte[] notification, long[] addresses, long[] lengths)
+    /**
+     * WRITE announcement: remote ranges (on the receiver), chunking, packing limit (descriptors of at
+     * most {@code pack} bytes share chunks; 0: none) and notification.
+     */
+    record Write(long xfer, int chunkSize, int pack, byte[] notification, long[] addresses, long[] lengths)
             implements ControlFrame {
     }
 
@@ -81,23 +85,26 @@ public sealed interface ControlFrame {
     record WriteAck(long xfer, int nixlStatus) implements ControlFrame {
     }
 
-    /** READ request: ranges on the receiver of this frame to send back. */
-    record Read(long xfer, long[] addresses, long[] lengths) implements ControlFrame {
+    /**
+     * READ request: ranges on the receiver of this frame to send back, and the largest packing limit the
+     * sender of this frame takes (0: no packed chunks).
+     */
+    record Read(long xfer, int pack, long[] addresses, long[] lengths) implements ControlFrame {
     }
 
     /**
      * A READ whose initiator takes the bytes inline: answered by a {@link ReadReply} if the receiver of
      * this frame chooses to, else as a {@link Read} (READ_DATA and chunks, or READ_NACK).
      */
-    record ReadInline(long xfer, long[] addresses, long[] lengths) implements ControlFrame {
+    record ReadInline(long xfer, int pack, long[] addresses, long[] lengths) implements ControlFrame {
     }
 
     /** The bytes of a {@link ReadInline}'s ranges, back to back. */
     record ReadReply(long xfer, byte[] data) implements ControlFrame {
     }
 
-    /** READ accepted: the chunk sequence of the requested ranges follows with this chunk size. */
-    record ReadData(long xfer, int chunkSize) implements ControlFrame {
+    /** READ accepted: the chunk sequence of the requested ranges follows with this chunk size and packing limit. */
+    record ReadData(long xfer, int chunkSize, int pack) implements ControlFrame {
     }
 
     /** READ refused. */
@@ -150,10 +157,11 @@ public sealed interface ControlFrame {
             case WRITE -> {
                 long xfer = w.i64();
                 int chunk = w.i32();
+                int pack = w.i32();
                 byte[] notif = readNotification(w);
                 int n = w.count(MAX_RANGES);
                 long[][] r = ranges(w, n);
-                yield new Write(xfer, chunk, notif, r[0], r[1]);
+                yield new Write(xfer, chunk, pack, notif, r[0], r[1]);
             }
             case WRITE_INLINE -> {
                 long xfer = w.i64();
@@ -165,15 +173,16 @@ public sealed interface ControlFrame {
             case WRITE_ACK -> new WriteAck(w.i64(), w.i32());
             case READ, READ_INLINE -> {
                 long xfer = w.i64();
+                int pack = w.i32();
                 int n = w.count(MAX_RANGES);
                 long[][] r = ranges(w, n);
-                yield type == READ ? new Read(xfer, r[0], r[1]) : new ReadInline(xfer, r[0], r[1]);
+                yield type == READ ? new Read(xfer, pack, r[0], r[1]) : new ReadInline(xfer, pack, r[0], r[1]);
             }
             case READ_REPLY -> {
                 long xfer = w.i64();
                 yield new ReadReply(xfer, w.bytes(w.count(MAX_FRAME)));
             }
-            case READ_DATA -> new ReadData(w.i64(), w.i32());
+            case READ_DATA -> new ReadData(w.i64(), w.i32(), w.i32());
             case READ_NACK -> new ReadNack(w.i64(), w.i32());
             case NOTIF -> {
                 int len = w.count(MAX_NOTIFICATION);

@@ -101,9 +101,10 @@ public final class FrameWriter {
         }
     }
 
-    public void write(long xfer, int chunkSize, byte[] notification, long[] addresses, long[] lengths, int n) {
+    public void write(long xfer, int chunkSize, int pack, byte[] notification, long[] addresses, long[] lengths,
+                      int n) {
         int notifBytes = notification == null ? 1 : 1 + 4 + notification.length;
-        frame(ControlFrame.WRITE, 8 + 4 + notifBytes + 4 + 16 * n).putLong(xfer).putInt(chunkSize);
+        frame(ControlFrame.WRITE, 8 + 4 + 4 + notifBytes + 4 + 16 * n).putLong(xfer).putInt(chunkSize).putInt(pack);
         if (notification == null) {
             out.put((byte) 0);
         } else {
@@ -133,13 +134,13 @@ public final class FrameWriter {
         frame(ControlFrame.WRITE_ACK, 12).putLong(xfer).putInt(status);
     }
 
-    public void read(long xfer, long[] addresses, long[] lengths, int n) {
-        frame(ControlFrame.READ, 8 + 4 + 16 * n).putLong(xfer);
+    public void read(long xfer, int pack, long[] addresses, long[] lengths, int n) {
+        frame(ControlFrame.READ, 8 + 4 + 4 + 16 * n).putLong(xfer).putInt(pack);
         putRanges(addresses, lengths, n);
     }
 
-    public void readInline(long xfer, long[] addresses, long[] lengths, int n) {
-        frame(ControlFrame.READ_INLINE, 8 + 4 + 16 * n).putLong(xfer);
+    public void readInline(long xfer, int pack, long[] addresses, long[] lengths, int n) {
+        frame(ControlFrame.READ_INLINE, 8 + 4 + 4 + 16 * n).putLong(xfer).putInt(pack);
         putRanges(addresses, lengths, n);
     }
 
@@ -149,8 +150,8 @@ public final class FrameWriter {
         putBytes(sources, lengths, n);
     }
 
-    public void readData(long xfer, int chunkSize) {
-        frame(ControlFrame.READ_DATA, 12).putLong(xfer).putInt(chunkSize);
+    public void readData(long xfer, int chunkSize, int pack) {
+        frame(ControlFrame.READ_DATA, 16).putLong(xfer).putInt(chunkSize).putInt(pack);
     }
 
     public void readNack(long xfer, int status) {

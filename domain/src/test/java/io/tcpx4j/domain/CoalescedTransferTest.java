@@ -1,0 +1,216 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.protocol.RegionMetadata;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Small descriptors of one post travel packed in shared chunks: far fewer transport requests, every
+ * byte in its place (destinations in reverse order, guard bands), notification after the last byte;
+ * both ends derive the same packing, the initiator of a READ caps it, and a target refuses packed
+ * chunks into memory it cannot scatter into without losing step.
+ */
+class CoalescedTransferTest {
+
+    private static final int KIB = 1024;
+    private static final int CHUNK = 512 * KIB;
+    private static final byte POISON = (byte) 0x5A;
+
+    private EnginePair pair;
+
+    private EnginePair pair(int limitA, int limitB) {
+        return pair(limitA, limitB, new HostMemory());
+    }
+
+    private EnginePair pair(int limitA, int limitB, DeviceMemory memoryB) {
+        // inline off: these transfers are about the chunk path
+        pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0).withCoalesceLimit(limitA),
+                EngineConfig.defaults("beta").withInlineLimit(0).withCoalesceLimit(limitB),
+                InlineTransferTest.CountingTransport::new, memoryB);
+        return pair;
+    }
+
+    @AfterEach
+    void close() {
+        if (pair != null) {
+            pair.close();
+        }
+    }
+
+    private int requests() {
+        return ((InlineTransferTest.CountingTransport) pair.ta).requests.get()
+                + ((InlineTransferTest.CountingTransport) pair.tb).requests.get();
+    }
+
+    private static long[] repeat(long size, int n) {
+        long[] out = new long[n];
+        Arrays.fill(out, size);
+        return out;
+    }
+
+    @Test
+    void kvShapedWritesAndReadsPackSixteenKibDescriptorsThirtyTwoToAChunk() {
+        pair(64 * KIB, 64 * KIB);
+        long[] sizes = repeat(16 * KIB, 256);
+        pair.transferAndCheck(true, sizes);
+        // 4 MiB in 512 KiB chunks: 8 sends and 8 receives instead of 256 each
+        assertThat(requests()).as("requests of the WRITE").isEqualTo(2 * 8);
+        pair.transferAndCheck(false, sizes);
+        assertThat(requests()).as("requests of the WRITE and the READ").isEqualTo(4 * 8);
+    }
+
+    @Test
+    void mixedSizesKeepLargeDescriptorsOnTheirOwnChunksAndPackTheRest() {
+        pair(64 * KIB, 64 * KIB);
+        long[] sizes = {16 * KIB, 16 * KIB, 1024 * KIB + 5, 4 * KIB, 0, 4 * KIB, 64 * KIB + 1, 1, 64 * KIB, 7, 3 * KIB};
+        long expected = ChunkPlan.countChunks(sizes, CHUNK, 64 * KIB);
+        // [16K 16K] [1M+5 → 3 chunks] [4K 0 4K] [64K+1] [1 64K 7 3K]
+        assertThat(expected).isEqualTo(1 + 3 + 1 + 1 + 1);
+        pair.transferAndCheck(true, sizes);
+        assertThat(requests()).isEqualTo(2 * expected);
+        pair.transferAndCheck(false, sizes);
+        assertThat(requests()).isEqualTo(4 * expected);
+    }
+
+    @Test
+    void aLimitOfZeroSendsEveryDescriptorOnItsOwnChunk() {
+        pair(0, 0);
+        pair.transferAndCheck(true, repeat(16 * KIB, 64));
+        pair.transferAndCheck(false, repeat(16 * KIB, 64));
+        assertThat(requests()).isEqualTo(4 * 64);
+    }
+
+    @Test
+    void aReadIsPackedOnlyUpToWhatItsInitiatorTakes() {
+        pair(0, 64 * KIB);
+        pair.transferAndCheck(false, repeat(16 * KIB, 64));
+        assertThat(requests()).as("initiator takes no packing").isEqualTo(2 * 64);
+        close();
+        pair(4 * KIB, 64 * KIB);
+        pair.transferAndCheck(false, repeat(4 * KIB, 64));
+        assertThat(requests()).as("4 KiB descriptors within the initiator's limit").isEqualTo(2 * 1);
+        close();
+        pair(64 * KIB, 0);
+        pair.transferAndCheck(false, repeat(16 * KIB, 64));
+        assertThat(requests()).as("target does not pack").isEqualTo(2 * 64);
+    }
+
+    @Test
+    void packingStopsAtTheChunkSizeAndAtTheLimit() {
+        pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0).withChunkSize(64 * KIB),
+                EngineConfig.defaults("beta").withInlineLimit(0), InlineTransferTest.CountingTransport::new);
+        // 64 KiB chunks: four 16 KiB descriptors each; the limit (64 KiB) is capped by the chunk size
+        pair.transferAndCheck(true, repeat(16 * KIB, 20));
+        assertThat(requests()).isEqualTo(2 * 5);
+    }
+
+    /** Beta's memory double: one host range it calls VRAM (as a GPU build would see device memory). */
+    static final class OneRangeOfVramDouble implements DeviceMemory {
+        private final HostMemory host = new HostMemory();
+        private final MemoryDescriptor vram;
+
+        OneRangeOfVramDouble(long address, long length) {
+            this.vram = new MemoryDescriptor(address, length, MemoryKind.VRAM, 0);
+        }
+
+        @Override
+        public boolean hasDevices() {
+            return true;
+        }
+
+        @Override
+        public MemoryKind kindOf(long address) {
+            return vram.contains(address, 1) ? MemoryKind.VRAM : MemoryKind.DRAM;
+        }
+
+        @Override
+        public MemoryDescriptor allocationRange(long address, long length) {
+            return vram.contains(address, length) ? vram : host.allocationRange(address, length);
+        }
+
+        @Override
+        public MemoryDescriptor allocate(MemoryKind kind, long size, int device) {
+            return host.allocate(MemoryKind.DRAM, size, device);
+        }
+
+        @Override
+        public MemoryDescriptor allocatePinned(long size) {
+            return host.allocatePinned(size);
+        }
+
+        @Override
+        public void free(MemoryDescriptor memory) {
+            host.free(memory);
+        }
+
+        @Override
+        public void copy(MemoryDescriptor destination, MemoryDescriptor source) {
+            host.copy(destination, source);
+        }
+
+        @Override
+        public long copyAsync(MemoryDescriptor destination, MemoryDescriptor source) {
+            return host.copyAsync(destination, source);
+        }
+
+        @Override
+        public boolean isDone(long ticket) {
+            return host.isDone(ticket);
+        }
+    }
+
+    @Test
+    void aTargetRefusesPackedChunksIntoDeviceMemoryDrainsThemAndStaysInStep() {
+        long size = 256 * KIB;
+        long vram = NativeAlloc.of(size);
+        try {
+            pair(64 * KIB, 64 * KIB, new OneRangeOfVramDouble(vram, size));
+            io.tcpx4j.domain.memory.NativeMemory.fill(vram, size, POISON);
+            pair.b.register(new MemoryDescriptor(vram, size, MemoryKind.VRAM, 0));
+            // alpha is lied to: it believes the range is host memory, so it packs
+            pair.a.loadRemoteMetadata("beta", new RegionMetadata("beta", MemoryDescriptor.dram(vram, size)).encode());
+            long src = pair.randomBuffer(size);
+            pair.a.register(MemoryDescriptor.dram(src, size));
+            List<MemoryDescriptor> local = new java.util.ArrayList<>();
+            List<MemoryDescriptor> remote = new java.util.ArrayList<>();
+            for (long off = 0; off < size; off += 16 * KIB) {
+                local.add(MemoryDescriptor.dram(src + off, 16 * KIB));
+                remote.add(MemoryDescriptor.dram(vram + off, 16 * KIB));
+            }
+            Transfer w = pair.a.session("beta").write(local, remote, "x".getBytes());
+            assertThat(pair.pump(() -> w.status().isTerminal())).isTrue();
+            assertThat(w.error()).get().extracting(TransferException::code)
+                    .isEqualTo(TransferException.Code.NOT_SUPPORTED);
+            assertThat(EnginePair.read(vram, size)).as("nothing scattered into device memory").containsOnly(POISON);
+            assertThat(pair.b.drainNotifications()).as("no notification for a refused WRITE").isEmpty();
+            // the drained chunks kept the stream in step: the next transfer lands
+            pair.transferAndCheck(true, repeat(16 * KIB, 40));
+        } finally {
+            close();
+            pair = null;
+            NativeAlloc.free(vram);
+        }
+    }
+
+    /** Memory outside the pair (freed after the engines are closed). */
+    private static final class NativeAlloc {
+        static long of(long size) {
+            return io.tcpx4j.domain.memory.NativeMemory.allocate(size, 4096);
+        }
+
+        static void free(long address) {
+            io.tcpx4j.domain.memory.NativeMemory.free(address);
+        }
+    }
+}
