@@ -86,6 +86,27 @@ final class BenchCommand implements Callable<Integer> {
                     + " B/W, Raw Lat. and x Raw B/W columns; --no-baseline skips it. Default: on.")
     boolean baseline;
 
+    /** Where the descriptors of a batch lie in the buffers. */
+    enum Layout { ADJACENT, REVERSED }
+
+    @Option(names = "--layout", paramLabel = "adjacent|reversed", defaultValue = "adjacent",
+            converter = LayoutConverter.class,
+            description = "Descriptors of a batch: adjacent (descriptor i is block i of the buffer on both sides) or"
+                    + " reversed (block batch-1-i: no descriptor follows its predecessor in memory, as KV-cache"
+                    + " blocks that are not adjacent). Default: ${DEFAULT-VALUE}.")
+    Layout layout;
+
+    static final class LayoutConverter implements CommandLine.ITypeConverter<Layout> {
+        @Override
+        public Layout convert(String value) {
+            try {
+                return Layout.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException("expected adjacent or reversed, not '" + value + "'");
+            }
+        }
+    }
+
     /** Who drives the initiator engine while a transfer is awaited. */
     enum ProgressMode {
         CALLER, THREAD, AUTO;
@@ -280,7 +301,7 @@ final class BenchCommand implements Callable<Integer> {
         return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
                 iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, checkConsistency,
                 engine.channels, (int) engine.chunkSize, engine.bind,
-                progressMode.caller(Runtime.getRuntime().availableProcessors()));
+                progressMode.caller(Runtime.getRuntime().availableProcessors()), layout == Layout.REVERSED);
     }
 
     private String flagProblem() {

@@ -37,18 +37,19 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
 
     /** The settings as reported (sizes in bytes, enums in lower case). */
     @JsonPropertyOrder({"transport", "mode", "op", "mem", "blockSizes", "batchSizes", "iterations", "warmup",
-            "checkConsistency", "channels", "chunkSize", "progress", "peer"})
+            "checkConsistency", "channels", "chunkSize", "progress", "layout", "peer"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Settings(String transport, String mode, String op, String mem, List<Long> blockSizes,
                     List<Integer> batchSizes, String iterations, String warmup, boolean checkConsistency,
-                    int channels, int chunkSize, String progress, String peer) {
+                    int channels, int chunkSize, String progress, String layout, String peer) {
 
         static Settings of(BenchSettings s, String peer) {
             return new Settings(s.transport().label(), lower(s.mode()), lower(s.op()), lower(s.memory()),
                     s.blockSizes(), s.batchSizes(),
                     s.iterations() > 0 ? Integer.toString(s.iterations()) : "auto",
                     s.warmup() >= 0 ? Integer.toString(s.warmup()) : "auto",
-                    s.checkConsistency(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread", peer);
+                    s.checkConsistency(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread",
+                    s.reversed() ? "reversed" : "adjacent", peer);
         }
 
         private static String lower(Enum<?> e) {
@@ -84,6 +85,7 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
         return "tcpx4j bench: " + s.op() + " " + s.mem() + " over " + s.transport() + " (" + s.mode()
                 + (s.peer() != null ? " -> " + s.peer() : "") + "), " + s.channels() + " channels, "
                 + Sizes.format(s.chunkSize()) + " chunks, " + s.progress() + "-driven progress"
+                + ("reversed".equals(s.layout()) ? ", descriptors reversed" : "")
                 + (s.checkConsistency() ? ", consistency checked" : "");
     }
 

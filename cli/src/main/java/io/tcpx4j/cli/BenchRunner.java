@@ -140,8 +140,9 @@ final class BenchRunner {
         MemoryDescriptor[] localDescs = new MemoryDescriptor[batch];
         MemoryDescriptor[] remoteDescs = new MemoryDescriptor[batch];
         for (int i = 0; i < batch; i++) {
-            localDescs[i] = local.slice(i * block, block);
-            remoteDescs[i] = remote.slice(i * block, block);
+            long at = (settings.reversed() ? batch - 1 - i : i) * block;
+            localDescs[i] = local.slice(at, block);
+            remoteDescs[i] = remote.slice(at, block);
         }
         int warmup = settings.warmupFor(block, batch);
         int iterations = settings.iterationsFor(block, batch);

@@ -19,10 +19,15 @@ import java.util.List;
  * @param channels         data channels per connection
  * @param chunkSize        bytes per chunk on the wire
  * @param bindHost         interface of this side's engine listener and loopback sockets
+ * @param callerProgress   the bench thread drives the initiator engine while it waits
+ * @param reversed         descriptor i of a batch covers block {@code batch-1-i} of the buffers on both
+ *                         sides: no descriptor follows its predecessor in memory (KV-cache blocks that are
+ *                         not adjacent); else block i (adjacent)
  */
 record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind memory, List<Long> blockSizes,
                      List<Integer> batchSizes, int iterations, int warmup, boolean checkConsistency,
-                     int channels, int chunkSize, String bindHost, boolean callerProgress) {
+                     int channels, int chunkSize, String bindHost, boolean callerProgress,
+                     boolean reversed) {
 
     /**
      * Bytes moved per row when iterations are scaled by size: about 0.5 s per row at 1 GB/s, so the

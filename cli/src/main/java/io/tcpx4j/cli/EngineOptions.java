@@ -36,9 +36,10 @@ final class EngineOptions {
                     + " control frame (one round trip, no data channel); 0 never, at most 1M. Default: ${DEFAULT-VALUE}.")
     long inlineLimit;
 
-    @Option(names = "--coalesce-limit", paramLabel = "SIZE", defaultValue = "64K", converter = Sizes.OrZeroConverter.class,
+    @Option(names = "--coalesce-limit", paramLabel = "SIZE", defaultValue = "32K", converter = Sizes.OrZeroConverter.class,
             description = "Descriptors of at most this many bytes, host memory on both sides, travel packed with"
-                    + " their neighbours in shared chunks (copied through staging buffers); 0 never, at most 4M."
+                    + " their neighbours in shared chunks (copied through staging buffers unless they lie back to back);"
+                    + " 0 never, at most 4M."
                     + " Default: ${DEFAULT-VALUE}.")
     long coalesceLimit;
 

@@ -99,6 +99,17 @@ class CliParsingTest {
         assertThat(BenchCommand.ProgressMode.AUTO.caller(2)).isFalse();
     }
 
+    @Test
+    void coalesceLimitAndLayoutReachTheEngineAndTheRunner() {
+        assertThat(engineOptions().engineConfig("e", "127.0.0.1").coalesceLimit()).isEqualTo(32 * 1024);
+        assertThat(engineOptions("--coalesce-limit", "0").engineConfig("e", "127.0.0.1").coalesceLimit()).isZero();
+        assertThat(engineOptions("--coalesce-limit", "4M").engineConfig("e", "127.0.0.1").coalesceLimit())
+                .isEqualTo(4 << 20);
+        assertThat(engineOptions("--coalesce-limit", "5M").problem()).contains("--coalesce-limit must be 0..4M");
+        assertThat(bench().reversed()).isFalse();
+        assertThat(bench("--layout", "REVERSED").reversed()).isTrue();
+    }
+
     private static EngineOptions engineOptions(String... args) {
         return benchCommand(args).engine;
     }

@@ -17,7 +17,8 @@ import java.util.Set;
  * of announced plans; their chunks are posted in order within the windows (chunk k on channel k mod
  * C), tested oldest first, and receives are unpacked in one batch per pass and consumed in order. A
  * packed chunk (see {@link ChunkPlan}) is gathered into a staging buffer of its lane before its send is
- * posted, and scattered out of one once its receive is unpacked, just before it is consumed.
+ * posted, and scattered out of one once its receive is unpacked, just before it is consumed; unless its
+ * descriptors lie back to back on that side, which then sends or receives them in place.
  * Sends and receives share one {@link RequestRing} type and one posting loop.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()}.
@@ -95,7 +96,7 @@ final class ChunkPipeline {
             if (op.discards()) {
                 region = registry.discardRegion();
                 address = region.range.address();
-            } else if (op.nextPacked()) {
+            } else if (op.nextPacked() && !contiguous(op)) {
                 staged = lane.staging.take(len, op.chunkSize);
                 if (staged < 0) {
                     break;
@@ -136,6 +137,28 @@ final class ChunkPipeline {
             work++;
         }
         return work;
+    }
+
+    /**
+     * Whether the next (packed) chunk's descriptors lie back to back in one region here, so that the
+     * chunk can be sent from or received into them directly, without a staging copy. A local choice:
+     * the chunk on the wire is the same either way.
+     */
+    private static boolean contiguous(ChunkPlan op) {
+        int first = op.nextDesc();
+        LocalRegion region = op.regions[first];
+        long next = op.addresses[first] + op.lengths[first];
+        for (int i = first + 1, end = op.nextRunEnd(); i < end; i++) {
+            long len = op.lengths[i];
+            if (len == 0) {
+                continue;
+            }
+            if (op.addresses[i] != next || op.regions[i] != region) {
+                return false;
+            }
+            next += len;
+        }
+        return true;
     }
 
     /** Copies the next (packed) chunk's descriptors of {@code op}, host memory, back to back to {@code to}. */

@@ -6,8 +6,8 @@ package io.tcpx4j.domain;
  * ordering authority:
  * <ul>
  *   <li>a <em>packed</em> chunk carries a run of at least two consecutive descriptors, each of at most
- *       {@code pack} bytes, back to back, as many as fit in {@code chunkSize} bytes (the sender gathers
- *       them into a staging buffer, the receiver scatters them out of one);</li>
+ *       {@code pack} bytes, back to back, as many as fit in {@link #packedChunk} bytes (the sender
+ *       gathers them into a staging buffer, the receiver scatters them out of one);</li>
  *   <li>any other descriptor splits into chunks of {@code chunkSize} bytes (the last one shorter).</li>
  * </ul>
  * Descriptors stay in order; zero-length ones contribute nothing. {@code pack} 0 packs nothing.
@@ -15,6 +15,14 @@ package io.tcpx4j.domain;
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
 class ChunkPlan {
+
+    /**
+     * Most bytes of a packed chunk (and at most the chunk size): part of the protocol, both ends use it.
+     * Packed chunks are copied on both sides; at this size the copies of one chunk overlap the wire
+     * time of its neighbours (16 KiB × 256 on a 16-CPU host, 2026-11-24: 3.2–3.8 GB/s with packed
+     * chunks of 64 or 128 KiB, 2.7–3.0 with 512 KiB; docs/PERFORMANCE.md).
+     */
+    static final int PACKED_CHUNK = 128 * 1024;
 
     final long xferId;
     final long[] addresses;
@@ -48,7 +56,7 @@ class ChunkPlan {
         this.lengths = lengths;
         this.regions = regions;
         this.chunkSize = chunkSize;
-        this.pack = Math.min(pack, chunkSize);
+        this.pack = Math.min(pack, packedChunk(chunkSize));
         this.chunks = countChunks(lengths, chunkSize, this.pack);
         skipEmpty();
     }
@@ -69,21 +77,27 @@ class ChunkPlan {
         return n;
     }
 
+    /** Most bytes of a packed chunk of a plan with {@code chunkSize}. */
+    static int packedChunk(int chunkSize) {
+        return Math.min(chunkSize, PACKED_CHUNK);
+    }
+
     /**
      * End (exclusive) of the packed run that starts at descriptor {@code from}: the descriptors from it on
-     * of at most {@code pack} bytes (zero-length ones included) whose sum fits in {@code chunkSize}. -1 if
-     * that run holds fewer than two non-empty descriptors (its first descriptor travels on its own).
+     * of at most {@code pack} bytes (zero-length ones included) whose sum fits in {@link #packedChunk}. -1
+     * if that run holds fewer than two non-empty descriptors (its first descriptor travels on its own).
      */
     static int runEnd(long[] lengths, int from, int chunkSize, int pack) {
         if (pack == 0 || lengths[from] == 0 || lengths[from] > pack) {
             return -1;
         }
+        int cap = packedChunk(chunkSize);
         long total = 0;
         int members = 0;
         int j = from;
         while (j < lengths.length) {
             long len = lengths[j];
-            if (len > pack || total + len > chunkSize) {
+            if (len > pack || total + len > cap) {
                 break;
             }
             total += len;

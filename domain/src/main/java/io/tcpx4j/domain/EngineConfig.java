@@ -48,7 +48,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
     public static final int DEFAULT_INLINE = 16 * 1024;
     public static final int MAX_INLINE = 1024 * 1024;
-    public static final int DEFAULT_COALESCE = 64 * 1024;
+    public static final int DEFAULT_COALESCE = 32 * 1024;
 
     public EngineConfig {
         Objects.requireNonNull(name, "name");
@@ -81,7 +81,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
 
     /**
      * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling,
-     * host-to-host transfers up to 16 KiB inline, host descriptors up to 64 KiB packed into shared chunks.
+     * host-to-host transfers up to 16 KiB inline, host descriptors up to 32 KiB packed into shared chunks.
      */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,

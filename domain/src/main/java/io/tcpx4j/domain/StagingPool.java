@@ -11,7 +11,8 @@ import java.util.Set;
 /**
  * Host buffers that packed chunks of one lane travel through: the sender gathers a run of descriptors
  * into a buffer and sends from it, the receiver receives into one and scatters it. One allocation of
- * {@link #SLOTS} buffers, registered on the lane's comms like any region (lazily, on first use), made on
+ * {@link #SLOTS} buffers of a packed chunk each ({@link ChunkPlan#packedChunk}, 2 MiB in all at the
+ * default chunk size), registered on the lane's comms like any region (lazily, on first use), made on
  * the first packed chunk. A lane that finds no free buffer waits for one of its own chunks to finish,
  * so lanes never wait on each other.
  *
@@ -20,7 +21,7 @@ import java.util.Set;
 final class StagingPool {
 
     /** Buffers per lane: packed chunks of one direction of one connection in flight at once. */
-    static final int SLOTS = 8;
+    static final int SLOTS = 16;
 
     private final NetTransport transport;
     private final Set<RegistrationGroup> registered;
@@ -44,7 +45,7 @@ final class StagingPool {
             if (region != null && freeCount < SLOTS) {
                 return -1;
             }
-            allocate(Math.max(bytes, chunkSize));
+            allocate(Math.max(bytes, ChunkPlan.packedChunk(chunkSize)));
         }
         return freeCount == 0 ? -1 : free[--freeCount];
     }

@@ -17,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Small descriptors of one post travel packed in shared chunks: far fewer transport requests, every
- * byte in its place (destinations in reverse order, guard bands), notification after the last byte;
+ * byte in its place (sources and destinations back to back or in reverse order, guard bands),
+ * notification after the last byte;
  * both ends derive the same packing, the initiator of a READ caps it, and a target refuses packed
  * chunks into memory it cannot scatter into without losing step.
  */
@@ -60,14 +61,34 @@ class CoalescedTransferTest {
     }
 
     @Test
-    void kvShapedWritesAndReadsPackSixteenKibDescriptorsThirtyTwoToAChunk() {
+    void kvShapedWritesAndReadsPackSixteenKibDescriptorsEightToAChunk() {
         pair(64 * KIB, 64 * KIB);
         long[] sizes = repeat(16 * KIB, 256);
         pair.transferAndCheck(true, sizes);
-        // 4 MiB in 512 KiB chunks: 8 sends and 8 receives instead of 256 each
-        assertThat(requests()).as("requests of the WRITE").isEqualTo(2 * 8);
+        // 4 MiB in packed chunks of 128 KiB: 32 sends and 32 receives instead of 256 each
+        assertThat(ChunkPlan.PACKED_CHUNK).isEqualTo(128 * KIB);
+        assertThat(requests()).as("requests of the WRITE").isEqualTo(2 * 32);
         pair.transferAndCheck(false, sizes);
-        assertThat(requests()).as("requests of the WRITE and the READ").isEqualTo(4 * 8);
+        assertThat(requests()).as("requests of the WRITE and the READ").isEqualTo(4 * 32);
+    }
+
+    @Test
+    void everyLayoutOfSourcesAndDestinationsLandsTheSameBytesThroughTheSameChunks() {
+        pair(64 * KIB, 64 * KIB);
+        long[] sizes = {16 * KIB, 0, 3, 16 * KIB, 40 * KIB, 1, 64 * KIB, 5000, 16 * KIB, 700 * KIB, 8 * KIB, 9 * KIB};
+        long chunks = ChunkPlan.countChunks(sizes, CHUNK, 64 * KIB);
+        int expected = 0;
+        for (boolean write : new boolean[] {true, false}) {
+            for (boolean sourcesApart : new boolean[] {false, true}) {
+                for (boolean destinationsApart : new boolean[] {false, true}) {
+                    // back to back: sent or received in place; apart: through staging buffers
+                    pair.transferAndCheck(write, sizes, sourcesApart, destinationsApart);
+                    expected += 2 * chunks;
+                    assertThat(requests()).as("write %s, sources apart %s, destinations apart %s",
+                            write, sourcesApart, destinationsApart).isEqualTo(expected);
+                }
+            }
+        }
     }
 
     @Test
@@ -99,7 +120,7 @@ class CoalescedTransferTest {
         close();
         pair(4 * KIB, 64 * KIB);
         pair.transferAndCheck(false, repeat(4 * KIB, 64));
-        assertThat(requests()).as("4 KiB descriptors within the initiator's limit").isEqualTo(2 * 1);
+        assertThat(requests()).as("4 KiB descriptors within the initiator's limit: two packed chunks").isEqualTo(2 * 2);
         close();
         pair(64 * KIB, 0);
         pair.transferAndCheck(false, repeat(16 * KIB, 64));

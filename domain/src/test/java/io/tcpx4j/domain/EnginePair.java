@@ -133,33 +133,47 @@ final class EnginePair implements AutoCloseable {
      * notification, which must never be seen before the data.
      */
     void transferAndCheck(boolean write, long[] sizes) {
+        transferAndCheck(write, sizes, false, true);
+    }
+
+    /**
+     * As {@link #transferAndCheck(boolean, long[])}; {@code sourcesApart}: the sources lie in reverse order
+     * (no descriptor follows its predecessor in memory), else back to back; {@code destinationsApart}: the
+     * destinations lie in reverse order with a guard band after each, else back to back (guards before
+     * the first and after the last).
+     */
+    void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart) {
         long total = 0;
         for (long s : sizes) {
             total += s;
         }
+        long dstSize = total + CHECK_GUARD * (sizes.length + 1L);
         long srcBuf = randomBuffer(total);
-        long dstBuf = poisoned(total + CHECK_GUARD * (sizes.length + 1L), CHECK_POISON);
+        long dstBuf = poisoned(dstSize, CHECK_POISON);
         Engine srcOwner = write ? a : b;
         Engine dstOwner = write ? b : a;
         srcOwner.register(MemoryDescriptor.dram(srcBuf, total));
-        dstOwner.register(MemoryDescriptor.dram(dstBuf, total + CHECK_GUARD * (sizes.length + 1L)));
+        dstOwner.register(MemoryDescriptor.dram(dstBuf, dstSize));
         a.loadRemoteMetadata("beta", new RegionMetadata("beta", write
-                ? MemoryDescriptor.dram(dstBuf, total + CHECK_GUARD * (sizes.length + 1L))
+                ? MemoryDescriptor.dram(dstBuf, dstSize)
                 : MemoryDescriptor.dram(srcBuf, total)).encode());
         List<MemoryDescriptor> src = new ArrayList<>();
         List<MemoryDescriptor> dst = new ArrayList<>();
+        long[] srcAt = new long[sizes.length];
+        long[] dstAt = new long[sizes.length];
         long so = 0;
         long dOff = CHECK_GUARD;
-        // destinations in reverse order, so a misplaced descriptor shows
-        long[] dstAt = new long[sizes.length];
-        for (int i = sizes.length - 1; i >= 0; i--) {
-            dstAt[i] = dstBuf + dOff;
-            dOff += sizes[i] + CHECK_GUARD;
+        for (int k = 0; k < sizes.length; k++) {
+            int i = sourcesApart ? sizes.length - 1 - k : k;
+            srcAt[i] = srcBuf + so;
+            so += sizes[i];
+            int j = destinationsApart ? sizes.length - 1 - k : k;
+            dstAt[j] = dstBuf + dOff;
+            dOff += sizes[j] + (destinationsApart ? CHECK_GUARD : 0);
         }
         for (int i = 0; i < sizes.length; i++) {
-            src.add(MemoryDescriptor.dram(srcBuf + so, sizes[i]));
+            src.add(MemoryDescriptor.dram(srcAt[i], sizes[i]));
             dst.add(MemoryDescriptor.dram(dstAt[i], sizes[i]));
-            so += sizes[i];
         }
         byte[] note = "landed".getBytes(StandardCharsets.UTF_8);
         Transfer t = write ? a.session("beta").write(src, dst, note) : a.session("beta").read(dst, src, note);
@@ -169,21 +183,24 @@ final class EnginePair implements AutoCloseable {
             List<Notification> got = notified.drainNotifications();
             if (!got.isEmpty()) {
                 assertThat(read(dstAt[0], sizes[0])).as("data before the notification")
-                        .isEqualTo(read(srcBuf, sizes[0]));
+                        .isEqualTo(read(srcAt[0], sizes[0]));
             }
             notes.addAll(got);
             return t.status().isTerminal() && !notes.isEmpty();
         })).as("transfer and notification").isTrue();
         assertThat(t.status()).isEqualTo(TransferStatus.DONE);
-        so = 0;
         for (int i = 0; i < sizes.length; i++) {
-            assertThat(read(dstAt[i], sizes[i])).as("descriptor %d", i)
-                    .isEqualTo(read(srcBuf + so, sizes[i]));
-            assertThat(read(dstAt[i] + sizes[i], CHECK_GUARD)).as("guard after descriptor %d", i)
-                    .containsOnly(CHECK_POISON);
-            so += sizes[i];
+            assertThat(read(dstAt[i], sizes[i])).as("descriptor %d", i).isEqualTo(read(srcAt[i], sizes[i]));
+            if (destinationsApart) {
+                assertThat(read(dstAt[i] + sizes[i], CHECK_GUARD)).as("guard after descriptor %d", i)
+                        .containsOnly(CHECK_POISON);
+            }
         }
         assertThat(read(dstBuf, CHECK_GUARD)).as("guard before the first").containsOnly(CHECK_POISON);
+        if (!destinationsApart) {
+            assertThat(read(dstBuf + CHECK_GUARD + total, CHECK_GUARD)).as("guard after the last")
+                    .containsOnly(CHECK_POISON);
+        }
         pumpRounds(100);
         notes.addAll(notified.drainNotifications());
         assertThat(notes).containsExactly(new Notification("alpha", note));

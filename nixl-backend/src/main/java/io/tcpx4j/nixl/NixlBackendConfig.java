@@ -37,7 +37,7 @@ import java.util.TreeMap;
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
  *       their control frames (0: never; default 1 MiB, the most)</td></tr>
  *   <tr><td>coalesce_limit</td><td>descriptors of at most this many bytes, host memory on both sides,
- *       share chunks with their neighbours (0: never; default 64 KiB)</td></tr>
+ *       share chunks with their neighbours (0: never; default 32 KiB)</td></tr>
  *   <tr><td>cost_network_gbps, cost_local_gbps, cost_latency_us</td><td>the cost model of
  *       estimateXferCost</td></tr>
  * </table>
