@@ -10,9 +10,10 @@
 #     idle   every variant's `serve` at once, idle, CPU time from /proc over IDLE_S seconds (default 60)
 #     raw    EngineVsRawBench per variant (RAW_ROUNDS rounds, default 7, after 2 warm-up)
 #     jmh    ChunkPathBench.chunk per variant (JMH, 2 forks, 5 warm-up and 8 measured iterations of 1 s)
-#     kv     ROUNDS rounds of the KV-cache-shaped rows (16 KiB x 256, 64 KiB x 64, 256 KiB x 16, 1 MiB;
-#            WRITE and READ, DRAM, one JVM, the bench's raw column) per variant and per --coalesce-limit
-#            in LIMITS (default "0 64K"; 0 sends every descriptor on chunks of its own)
+#     kv     ROUNDS rounds of the KV-cache-shaped rows (16 KiB x 256, 32 KiB x 128, 64 KiB x 64,
+#            256 KiB x 16, 1 MiB; WRITE and READ, DRAM, one JVM, the bench's raw column) per variant, per
+#            --layout in LAYOUTS (default "adjacent reversed") and per --coalesce-limit in LIMITS (default
+#            "0 32K"; 0 sends every descriptor on chunks of its own)
 set -u
 cd "$(dirname "$0")"
 J=$PWD/jre/bin/java
@@ -66,15 +67,15 @@ raw)
 jmh)
   for v in $variants; do log "ChunkPathBench $v"; $J -cp "$(cp_of $v)" org.openjdk.jmh.Main 'ChunkPathBench.chunk' -f 2 -wi 5 -i 8 -w 1 -r 1 -prof gc 2>&1 | grep -E "^ChunkPathBench.chunk |alloc.rate.norm"; done ;;
 kv)
-  for round in $(seq "${ROUNDS:-3}"); do for v in $variants; do for lim in ${LIMITS:-0 64K}; do
-    for op in write read; do
-      log "kv $v round $round coalesce=$lim $op"
-      for row in "16K 256 100" "64K 64 200" "256K 16 300" "1M 1 1000"; do
+  for round in $(seq "${ROUNDS:-3}"); do for v in $variants; do for layout in ${LAYOUTS:-adjacent reversed}; do
+    for lim in ${LIMITS:-0 32K}; do for op in write read; do
+      log "kv $v round $round layout=$layout coalesce=$lim $op"
+      for row in "16K 256 150" "32K 128 150" "64K 64 200" "256K 16 300" "1M 1 1000"; do
         read -r bs bn it <<< "$row"
-        $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --op $op --coalesce-limit $lim --block-sizes $bs \
-            --batch-sizes $bn --iterations $it --warmup 20 2>&1 | tail -2 | head -1
+        $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --op $op --layout $layout --coalesce-limit $lim \
+            --block-sizes $bs --batch-sizes $bn --iterations $it --warmup 30 2>&1 | tail -2 | head -1
       done
-    done
+    done; done
   done; done; done ;;
 *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac; done
