@@ -253,7 +253,11 @@ public final class Engine implements TransferEngine {
             }
             total += work;
         }
-        if (total > 0 && !agent.quiet()) {
+        if (total == 0 && !agent.quiet()) {
+            // nothing to do here until the transport's own threads move bytes (the loopback transport's
+            // I/O threads): a host poller calling in a tight loop would hold the core they need
+            Thread.yield();
+        } else if (total > 0 && !agent.quiet()) {
             // what this call started needs polling that only the agent thread does when nobody calls:
             // do not let it stay blocked. A quiet engine is moved on only by events that wake it anyway
             // (a frame, a connection, a command, a transport completion), and an extra wake-up costs
