@@ -8,6 +8,7 @@ import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -231,8 +232,8 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p == null || !p.inline()) {
             throw disconnect("READ_REPLY for unknown transfer " + r.xfer());
         }
-        if (r.data().length != p.xfer().bytes) {
-            throw disconnect("READ_REPLY of " + r.data().length + " bytes for a READ of " + p.xfer().bytes);
+        if (r.data().remaining() != p.xfer().bytes) {
+            throw disconnect("READ_REPLY of " + r.data().remaining() + " bytes for a READ of " + p.xfer().bytes);
         }
         scatter(r.data(), p.localAddresses(), p.lengths());
         p.releaseRegions();
@@ -243,11 +244,18 @@ final class DataPath implements ChunkPipeline.Completions {
     }
 
     /** Copies {@code data} into host memory: its first {@code lengths[0]} bytes to {@code addresses[0]}, and so on. */
-    private static void scatter(byte[] data, long[] addresses, long[] lengths) {
-        int at = 0;
+    private static void scatter(ByteBuffer data, long[] addresses, long[] lengths) {
+        int at = data.position();
+        long base = data.isDirect() ? NativeMemory.address(data) : 0;
         for (int i = 0; i < addresses.length; i++) {
             int len = (int) lengths[i];
-            NativeMemory.put(addresses[i], data, at, len);
+            if (base != 0) {
+                NativeMemory.copy(base + at, addresses[i], len);
+            } else {
+                byte[] b = new byte[len];
+                data.get(at, b);
+                NativeMemory.put(addresses[i], b, 0, len);
+            }
             at += len;
         }
     }

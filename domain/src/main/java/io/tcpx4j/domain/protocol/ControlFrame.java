@@ -75,9 +75,10 @@ public sealed interface ControlFrame {
 
     /**
      * A WRITE whose bytes travel in this frame: remote ranges, notification, then the ranges' bytes back
-     * to back ({@code data.length} is the sum of the lengths). Answered by a {@link WriteAck}.
+     * to back ({@code data.remaining()} is the sum of the lengths). Answered by a {@link WriteAck}.
+     * Decoded, {@code data} is a view into the {@link FrameReader}'s buffer, valid until its next fill.
      */
-    record WriteInline(long xfer, byte[] notification, long[] addresses, long[] lengths, byte[] data)
+    record WriteInline(long xfer, byte[] notification, long[] addresses, long[] lengths, ByteBuffer data)
             implements ControlFrame {
     }
 
@@ -99,8 +100,11 @@ public sealed interface ControlFrame {
     record ReadInline(long xfer, int pack, long[] addresses, long[] lengths) implements ControlFrame {
     }
 
-    /** The bytes of a {@link ReadInline}'s ranges, back to back. */
-    record ReadReply(long xfer, byte[] data) implements ControlFrame {
+    /**
+     * The bytes of a {@link ReadInline}'s ranges, back to back; decoded, a view into the
+     * {@link FrameReader}'s buffer, valid until its next fill.
+     */
+    record ReadReply(long xfer, ByteBuffer data) implements ControlFrame {
     }
 
     /** READ accepted: the chunk sequence of the requested ranges follows with this chunk size and packing limit. */
@@ -168,7 +172,7 @@ public sealed interface ControlFrame {
                 byte[] notif = readNotification(w);
                 int n = w.count(MAX_RANGES);
                 long[][] r = ranges(w, n);
-                yield new WriteInline(xfer, notif, r[0], r[1], w.bytes(inlineBytes(r[1], w.remaining())));
+                yield new WriteInline(xfer, notif, r[0], r[1], w.view(inlineBytes(r[1], w.remaining())));
             }
             case WRITE_ACK -> new WriteAck(w.i64(), w.i32());
             case READ, READ_INLINE -> {
@@ -180,7 +184,7 @@ public sealed interface ControlFrame {
             }
             case READ_REPLY -> {
                 long xfer = w.i64();
-                yield new ReadReply(xfer, w.bytes(w.count(MAX_FRAME)));
+                yield new ReadReply(xfer, w.view(w.count(MAX_FRAME)));
             }
             case READ_DATA -> new ReadData(w.i64(), w.i32(), w.i32());
             case READ_NACK -> new ReadNack(w.i64(), w.i32());

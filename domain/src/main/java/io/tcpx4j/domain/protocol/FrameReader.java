@@ -12,8 +12,12 @@ import java.nio.channels.ReadableByteChannel;
  */
 public final class FrameReader {
 
-    private ByteBuffer in = ByteBuffer.allocate(64 * 1024);
+    // write mode: bytes [consumed, position) are read but not yet returned as frames; a direct buffer,
+    // so a socket reads straight into it (a heap buffer costs the JDK a copy through a direct one)
+    private ByteBuffer in = ByteBuffer.allocateDirect(8 * 1024);
+    private int consumed;
     private int maxFrame = ControlFrame.MAX_FRAME;
+    private int needCapacity;
 
     /** Caps the frame length accepted from here on (small until a peer has authenticated). */
     public void maxFrame(int bytes) {
@@ -21,9 +25,12 @@ public final class FrameReader {
     }
 
     /**
-     * Reads what the channel has. Returns the bytes read, or -1 at end of stream.
+     * Reads what the channel has. Returns the bytes read, or -1 at end of stream. Views into the
+     * frames returned before ({@link ControlFrame.WriteInline#data()}, {@link ControlFrame.ReadReply#data()})
+     * are valid until this call.
      */
     public int fill(ReadableByteChannel channel) throws IOException {
+        compact();
         if (!in.hasRemaining()) {
             grow();
         }
@@ -32,8 +39,9 @@ public final class FrameReader {
 
     /** Appends bytes (tests, fuzzing). */
     public void feed(byte[] bytes) {
+        compact();
         while (in.remaining() < bytes.length) {
-            ByteBuffer bigger = ByteBuffer.allocate(in.capacity() * 2);
+            ByteBuffer bigger = ByteBuffer.allocateDirect(in.capacity() * 2);
             in.flip();
             bigger.put(in);
             in = bigger;
@@ -43,36 +51,39 @@ public final class FrameReader {
 
     /** The next complete frame, or null if more bytes are needed. Throws INVALID_PARAM on garbage. */
     public ControlFrame next() {
-        in.flip();
-        try {
-            if (in.remaining() < 4) {
-                return null;
+        int available = in.position() - consumed;
+        if (available < 4) {
+            return null;
+        }
+        int len = in.getInt(consumed);
+        if (len < 1 || len > maxFrame) {
+            throw Wire.bad("control stream", "frame length " + Integer.toUnsignedString(len));
+        }
+        if (available < 4 + len) {
+            if (in.capacity() < 4 + len) {
+                needCapacity = 4 + len;
             }
-            int len = in.getInt(in.position());
-            if (len < 1 || len > maxFrame) {
-                throw Wire.bad("control stream", "frame length " + Integer.toUnsignedString(len));
-            }
-            if (in.remaining() < 4 + len) {
-                if (in.capacity() < 4 + len) {
-                    needCapacity = 4 + len;
-                }
-                return null;
-            }
-            int start = in.position();
-            int type = in.get(start + 4) & 0xFF;
-            ByteBuffer payload = in.duplicate().position(start + 5).limit(start + 4 + len).slice();
-            in.position(start + 4 + len);
-            return ControlFrame.decode(type, payload);
-        } finally {
+            return null;
+        }
+        int start = consumed;
+        int type = in.get(start + 4) & 0xFF;
+        ByteBuffer payload = in.duplicate().limit(start + 4 + len).position(start + 5).slice();
+        consumed = start + 4 + len;
+        return ControlFrame.decode(type, payload);
+    }
+
+    /** Drops the bytes already returned as frames. */
+    private void compact() {
+        if (consumed > 0) {
+            in.limit(in.position()).position(consumed);
             in.compact();
+            consumed = 0;
         }
     }
 
-    private int needCapacity;
-
     private void grow() {
         int cap = Math.max(in.capacity() * 2, needCapacity);
-        ByteBuffer bigger = ByteBuffer.allocate(Math.min(cap, ControlFrame.MAX_FRAME + 4));
+        ByteBuffer bigger = ByteBuffer.allocateDirect(Math.min(cap, ControlFrame.MAX_FRAME + 4));
         in.flip();
         bigger.put(in);
         in = bigger;

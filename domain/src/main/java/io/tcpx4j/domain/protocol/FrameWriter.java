@@ -13,7 +13,8 @@ import java.nio.charset.StandardCharsets;
  */
 public final class FrameWriter {
 
-    private ByteBuffer out = ByteBuffer.allocate(4096);
+    // direct: a socket writes straight from it (a heap buffer costs the JDK a copy through a direct one)
+    private ByteBuffer out = ByteBuffer.allocateDirect(4096);
 
     /** Bytes waiting, ready for reading (flip view); call {@link #compact()} after writing some out. */
     public ByteBuffer pending() {
@@ -40,7 +41,7 @@ public final class FrameWriter {
                     "control frame of " + payload + " bytes exceeds " + ControlFrame.MAX_FRAME);
         }
         if (out.remaining() < total) {
-            ByteBuffer bigger = ByteBuffer.allocate(Math.max(out.capacity() * 2, out.position() + total));
+            ByteBuffer bigger = ByteBuffer.allocateDirect(Math.max(out.capacity() * 2, out.position() + total));
             out.flip();
             bigger.put(out);
             out = bigger;
@@ -173,7 +174,7 @@ public final class FrameWriter {
     private void putBytes(long[] sources, long[] lengths, int n) {
         for (int i = 0; i < n; i++) {
             int len = (int) lengths[i];
-            NativeMemory.get(sources[i], out.array(), out.arrayOffset() + out.position(), len);
+            NativeMemory.copy(sources[i], NativeMemory.address(out) + out.position(), len);
             out.position(out.position() + len);
         }
     }

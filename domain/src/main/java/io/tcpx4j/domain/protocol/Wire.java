@@ -87,6 +87,19 @@ public final class Wire {
         return out;
     }
 
+    /**
+     * The next {@code n} bytes as a read-only view of the input (no copy), valid as long as the input
+     * is; advances past them.
+     */
+    public ByteBuffer view(int n) {
+        if (n < 0 || n > buf.remaining()) {
+            throw truncated();
+        }
+        ByteBuffer v = buf.slice().limit(n).asReadOnlyBuffer();
+        buf.position(buf.position() + n);
+        return v;
+    }
+
     /** A u8-length-prefixed UTF-8 string of 1..255 bytes. */
     public String name() {
         int n = u8();
