@@ -96,14 +96,19 @@ final class BenchCommand implements Callable<Integer> {
                     + " blocks that are not adjacent). Default: ${DEFAULT-VALUE}.")
     Layout layout;
 
+    /** An enum value by its name in any case; {@code expected} names the choices in the error. */
+    static <E extends Enum<E>> E enumValue(Class<E> type, String value, String expected) {
+        try {
+            return Enum.valueOf(type, value.trim().toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.TypeConversionException("expected " + expected + ", not '" + value + "'");
+        }
+    }
+
     static final class LayoutConverter implements CommandLine.ITypeConverter<Layout> {
         @Override
         public Layout convert(String value) {
-            try {
-                return Layout.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException("expected adjacent or reversed, not '" + value + "'");
-            }
+            return enumValue(Layout.class, value, "adjacent or reversed");
         }
     }
 
@@ -129,11 +134,7 @@ final class BenchCommand implements Callable<Integer> {
     static final class ProgressModeConverter implements CommandLine.ITypeConverter<ProgressMode> {
         @Override
         public ProgressMode convert(String value) {
-            try {
-                return ProgressMode.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException("expected auto, caller or thread, not '" + value + "'");
-            }
+            return enumValue(ProgressMode.class, value, "auto, caller or thread");
         }
     }
 

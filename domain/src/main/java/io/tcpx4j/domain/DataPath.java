@@ -28,6 +28,12 @@ import java.util.function.Consumer;
  * stream travels on channel k mod C. The receiver posts receives in exactly the announced order.
  * Protocol violations by the peer are thrown as {@link TransferException}s with REMOTE_DISCONNECT.
  *
+ * <p>A WRITE (or READ_DATA) announces a packing limit with its chunk size: consecutive descriptors of at
+ * most that many bytes share chunks ({@link ChunkPlan}), host memory on both sides only. The initiator
+ * picks it for a WRITE from the kinds the target published; for a READ it offers its own limit in the
+ * READ frame and the target answers with at most that. A target refuses packed chunks into device
+ * memory (NOT_SUPPORTED) and drains them, as any refused WRITE.
+ *
  * <p>A post the session marked inline (host memory on both sides, at most
  * {@link EngineConfig#inlineLimit()} bytes) carries its bytes in the control frame instead: a WRITE is
  * WRITE_INLINE then WRITE_ACK, a READ is READ_INLINE then READ_REPLY (or the chunked answer, if the
