@@ -89,7 +89,8 @@ final class Doctor {
                 : "plugin file(s): " + String.join(", ", found);
         if (!selected) {
             out.add(Check.info("tcpx", "transport-tcpx built in; " + plugins
-                    + " (run 'tcpx4j doctor --transport tcpx' to load and list it)"));
+                    + " (run 'tcpx4j doctor --transport tcpx' to load and list it); plugin calls through "
+                    + Tcpx.callPath()));
             return out;
         }
         out.addAll(loadTcpx(loaded));
@@ -105,7 +106,7 @@ final class Doctor {
         try (TcpxTransport t = Backends.tcpxForInspection(new HostMemory())) {
             loaded[0] = t.pluginName();
             out.add(Check.ok("tcpx", t.pluginDescription() + ", " + t.deviceCount() + " device(s), capabilities "
-                    + t.capabilities()));
+                    + t.capabilities() + ", calls through " + Tcpx.callPath()));
             for (int d = 0; d < t.deviceCount(); d++) {
                 DeviceProperties p = t.properties(d);
                 out.add(Check.info("tcpx", "device " + d + ": " + p.name() + " " + p.pciPath() + ", "

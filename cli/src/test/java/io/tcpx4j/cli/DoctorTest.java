@@ -62,7 +62,8 @@ class DoctorTest {
     @Test
     void noGpusIsReportedAndDoesNotBlockDram() {
         Cli.Result r = Cli.run("doctor", "--sysfs", tmp.resolve("empty").toString(), "--procfs", tmp.toString());
-        assertThat(r.out()).contains("no GPUs found", "java", "tcpx", "cuda", "nccl-env");
+        assertThat(r.out()).contains("no GPUs found", "java", "tcpx", "cuda", "nccl-env",
+                "plugin calls through " + io.tcpx4j.transport.tcpx.Tcpx.callPath());
         assertThat(r.out()).doesNotContain("no GPUs found (NVIDIA");
     }
 
@@ -110,6 +111,7 @@ class DoctorTest {
             Cli.Result r = Cli.run(Map.of("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "lo", "NCCL_DYNAMIC_CHUNK_SIZE", "524288",
                     "NCCL_GPUDIRECTTCPX_CTRL_DEV", "lo"), "doctor", "--transport", "tcpx", "--procfs", tmp.toString());
             assertThat(r.out()).contains("OK    tcpx      tcpx4j-testpeer-v7 (ncclNet v7, " + peer)
+                    .contains("calls through " + io.tcpx4j.transport.tcpx.Tcpx.callPath() + "\n")
                     .contains("INFO  tcpx      device 0: ")
                     .contains("result: ready for --transport tcpx --mem dram");
             assertThat(r.exit()).as(r.out()).isZero();

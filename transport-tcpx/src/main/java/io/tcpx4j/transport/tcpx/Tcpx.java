@@ -31,6 +31,15 @@ public final class Tcpx {
     private Tcpx() {
     }
 
+    /**
+     * How the per-chunk plugin calls are made: "JNI trampolines", or "JNA Function.invoke" with why the
+     * trampoline library did not load (slower: an argument array and boxing per call).
+     */
+    public static String callPath() {
+        Throwable why = NetCallTrampolines.unavailabilityCause();
+        return why == null ? "JNI trampolines" : "JNA Function.invoke (trampolines unavailable: " + why + ")";
+    }
+
     /** Whether the plugin loaded and initialised. */
     public static boolean isAvailable() {
         return unavailabilityCause() == null;
