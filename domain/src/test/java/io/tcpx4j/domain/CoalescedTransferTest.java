@@ -38,7 +38,7 @@ class CoalescedTransferTest {
         // inline off: these transfers are about the chunk path
         pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0).withCoalesceLimit(limitA),
                 EngineConfig.defaults("beta").withInlineLimit(0).withCoalesceLimit(limitB),
-                InlineTransferTest.CountingTransport::new, memoryB);
+                CountingTransportDouble::new, memoryB);
         return pair;
     }
 
@@ -50,8 +50,7 @@ class CoalescedTransferTest {
     }
 
     private int requests() {
-        return ((InlineTransferTest.CountingTransport) pair.ta).requests.get()
-                + ((InlineTransferTest.CountingTransport) pair.tb).requests.get();
+        return CountingTransportDouble.total(pair);
     }
 
     private static long[] repeat(long size, int n) {
@@ -130,7 +129,7 @@ class CoalescedTransferTest {
     @Test
     void packingStopsAtTheChunkSizeAndAtTheLimit() {
         pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0).withChunkSize(64 * KIB),
-                EngineConfig.defaults("beta").withInlineLimit(0), InlineTransferTest.CountingTransport::new);
+                EngineConfig.defaults("beta").withInlineLimit(0), CountingTransportDouble::new);
         // 64 KiB chunks: four 16 KiB descriptors each; the limit (64 KiB) is capped by the chunk size
         pair.transferAndCheck(true, repeat(16 * KIB, 20));
         assertThat(requests()).isEqualTo(2 * 5);

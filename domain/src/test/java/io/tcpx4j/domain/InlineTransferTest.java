@@ -5,20 +5,13 @@ import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.port.out.MemoryRegistration;
-import io.tcpx4j.domain.port.out.NetRequest;
-import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.RecvComm;
-import io.tcpx4j.domain.port.out.SendComm;
 import io.tcpx4j.domain.protocol.RegionMetadata;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,38 +26,11 @@ class InlineTransferTest {
     private static final int GUARD = 4096;
     private static final int LIMIT = 64 * 1024;
 
-    /** Counts the data requests an engine puts on its transport. */
-    static final class CountingTransport extends ForwardingNetTransport {
-        final AtomicInteger requests = new AtomicInteger();
-
-        CountingTransport(NetTransport d) {
-            super(d);
-        }
-
-        @Override
-        public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
-            NetRequest r = super.isend(comm, address, size, tag, registration);
-            if (r != null) {
-                requests.incrementAndGet();
-            }
-            return r;
-        }
-
-        @Override
-        public NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration registration) {
-            NetRequest r = super.irecv(comm, address, size, tag, registration);
-            if (r != null) {
-                requests.incrementAndGet();
-            }
-            return r;
-        }
-    }
-
     private EnginePair pair;
 
     private EnginePair pair(int limitA, int limitB) {
         pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(limitA),
-                EngineConfig.defaults("beta").withInlineLimit(limitB), CountingTransport::new);
+                EngineConfig.defaults("beta").withInlineLimit(limitB), CountingTransportDouble::new);
         return pair;
     }
 
@@ -76,7 +42,7 @@ class InlineTransferTest {
     }
 
     private int requests() {
-        return ((CountingTransport) pair.ta).requests.get() + ((CountingTransport) pair.tb).requests.get();
+        return CountingTransportDouble.total(pair);
     }
 
     private void transfer(boolean write, long[] sizes) {
