@@ -35,9 +35,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * ./mvnw -B -q test-compile dependency:build-classpath -pl integration-tests -am \
  *     -Dmdep.outputFile=/tmp/it-cp.txt -Dmdep.includeScope=test
  * java -cp integration-tests/target/test-classes:$(cat /tmp/it-cp.txt) io.tcpx4j.it.bench.FanInBench \
- *     [K,K,...] [block bytes] [transfers per initiator] [warm-up per initiator]
+ *     [K,K,...] [block bytes] [transfers per initiator] [warm-up per initiator] [target I/O threads]
  * }</pre>
- * Defaults: K = 1,8,32,64, 1 MiB blocks, 40 transfers and 5 warm-up per initiator.
+ * Defaults: K = 1,8,32,64, 1 MiB blocks, 40 transfers and 5 warm-up per initiator, the loopback
+ * transport's default I/O threads on the target (initiators always use the default).
  */
 public final class FanInBench {
 
@@ -50,11 +51,12 @@ public final class FanInBench {
         int block = args.length > 1 ? Integer.parseInt(args[1]) : 1 << 20;
         int transfers = args.length > 2 ? Integer.parseInt(args[2]) : 40;
         int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 5;
-        System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d CPUs%n", block,
-                transfers, warmup, Runtime.getRuntime().availableProcessors());
+        int targetIo = args.length > 4 ? Integer.parseInt(args[4]) : LoopbackConfig.defaults().ioThreads();
+        System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
+                + " %d CPUs%n", block, transfers, warmup, targetIo, Runtime.getRuntime().availableProcessors());
         System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50");
         for (int k : ks) {
-            Result r = run(k, block, transfers, warmup);
+            Result r = run(k, block, transfers, warmup, targetIo);
             System.out.printf("%-5d %-16.2f %-11.1f %-11.1f %.2f%n", k, r.gbps, r.p50Us, r.p99Us, r.p99Us / r.p50Us);
         }
     }
@@ -62,10 +64,11 @@ public final class FanInBench {
     record Result(double gbps, double p50Us, double p99Us) {
     }
 
-    static Result run(int k, int block, int transfers, int warmup) throws Exception {
+    static Result run(int k, int block, int transfers, int warmup, int targetIo) throws Exception {
         LoopbackConfig transport = LoopbackConfig.defaults();
         List<LoopbackNode> initiators = new ArrayList<>();
-        try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target"), transport)) {
+        try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target"),
+                transport.withIoThreads(targetIo))) {
             long region = target.allocate((long) k * block);
             RegisteredMemory published = target.register(region, (long) k * block);
             long[] sources = new long[k];
