@@ -10,6 +10,15 @@ import io.tcpx4j.it.transfer.Bytes;
 import io.tcpx4j.it.transfer.LoopbackNode;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,7 +36,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * with its own transport and progress thread.
  *
  * <p>Per K: aggregate GB/s (every measured byte over the wall time from the common start to the last
- * DONE) and p50/p99 of the per-transfer latency ({@code write()} to DONE). After each K every slice is
+ * DONE) and p50/p99 of the per-transfer latency ({@code write()} to DONE); then the same shape over raw
+ * TCP in the same run ({@link #raw}): K sockets into one receiver whose reader threads (as many as the
+ * target's I/O threads) each serve a share of them with a selector, one block in flight per socket,
+ * acknowledged by one byte once it has all arrived: the ceiling of this host's loopback TCP. After each K every slice is
  * compared with its initiator's source and the target must hold exactly one notification per
  * transfer (warm-up included), each from the right initiator; any difference ends the run.
  *
@@ -54,10 +66,12 @@ public final class FanInBench {
         int targetIo = args.length > 4 ? Integer.parseInt(args[4]) : LoopbackConfig.defaults().ioThreads();
         System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
                 + " %d CPUs%n", block, transfers, warmup, targetIo, Runtime.getRuntime().availableProcessors());
-        System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50");
+        System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50   raw TCP GB/s   x raw");
         for (int k : ks) {
             Result r = run(k, block, transfers, warmup, targetIo);
-            System.out.printf("%-5d %-16.2f %-11.1f %-11.1f %.2f%n", k, r.gbps, r.p50Us, r.p99Us, r.p99Us / r.p50Us);
+            double raw = raw(k, block, transfers, warmup, targetIo);
+            System.out.printf("%-5d %-16.2f %-11.1f %-11.1f %-9.2f %-14.2f %.2f%n", k, r.gbps, r.p50Us, r.p99Us,
+                    r.p99Us / r.p50Us, raw, r.gbps / raw);
         }
     }
 
@@ -125,6 +139,115 @@ public final class FanInBench {
                 for (LoopbackNode n : initiators) {
                     n.close();
                 }
+            }
+        }
+    }
+
+    /**
+     * Aggregate GB/s of K blocking senders, one socket each, writing {@code transfers} blocks (after
+     * {@code warmup}) into {@code readers} selector threads that read each block whole into a buffer of
+     * its socket and answer one byte.
+     */
+    static double raw(int k, int block, int transfers, int warmup, int readers) throws Exception {
+        List<SocketChannel> senders = new ArrayList<>();
+        List<SocketChannel> receivers = new ArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), k);
+            for (int i = 0; i < k; i++) {
+                SocketChannel c = SocketChannel.open(server.getLocalAddress());
+                c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                senders.add(c);
+                SocketChannel r = server.accept();
+                r.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                r.configureBlocking(false);
+                receivers.add(r);
+            }
+            for (int t = 0; t < readers; t++) {
+                Selector sel = Selector.open();
+                for (int i = t; i < k; i += readers) {
+                    receivers.get(i).register(sel, SelectionKey.OP_READ, ByteBuffer.allocateDirect(block));
+                }
+                Thread reader = new Thread(() -> {
+                    ByteBuffer ack = ByteBuffer.allocateDirect(1);
+                    try (sel) {
+                        while (!Thread.currentThread().isInterrupted()) {
+                            sel.select(key -> {
+                                try {
+                                    ByteBuffer b = (ByteBuffer) key.attachment();
+                                    SocketChannel ch = (SocketChannel) key.channel();
+                                    if (ch.read(b) < 0) {
+                                        key.cancel();
+                                        return;
+                                    }
+                                    if (!b.hasRemaining()) {
+                                        b.clear();
+                                        ch.write(ack.clear());
+                                    }
+                                } catch (IOException e) {
+                                    key.cancel();
+                                }
+                            }, 100);
+                        }
+                    } catch (IOException e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }, "fanin-raw-reader-" + t);
+                reader.setDaemon(true);
+                threads.add(reader);
+                reader.start();
+            }
+            CyclicBarrier start = new CyclicBarrier(k + 1);
+            List<Thread> writers = new ArrayList<>();
+            for (int i = 0; i < k; i++) {
+                SocketChannel c = senders.get(i);
+                Thread w = new Thread(() -> {
+                    ByteBuffer data = ByteBuffer.allocateDirect(block);
+                    ByteBuffer ack = ByteBuffer.allocateDirect(1);
+                    try {
+                        for (int n = -warmup; n < transfers; n++) {
+                            if (n == 0) {
+                                start.await();
+                            }
+                            data.clear();
+                            while (data.hasRemaining()) {
+                                c.write(data);
+                            }
+                            ack.clear();
+                            while (ack.hasRemaining()) {
+                                if (c.read(ack) < 0) {
+                                    throw new IOException("receiver closed");
+                                }
+                            }
+                        }
+                    } catch (Exception e) {
+                        failure.compareAndSet(null, e);
+                        start.reset();
+                    }
+                }, "fanin-raw-writer-" + i);
+                writers.add(w);
+                w.start();
+            }
+            start.await();
+            long t0 = System.nanoTime();
+            for (Thread w : writers) {
+                w.join();
+            }
+            long wall = System.nanoTime() - t0;
+            if (failure.get() != null) {
+                throw new IllegalStateException("raw fan-in failed", failure.get());
+            }
+            return (double) k * transfers * block / wall;
+        } finally {
+            for (Thread t : threads) {
+                t.interrupt();
+            }
+            for (SocketChannel c : senders) {
+                c.close();
+            }
+            for (SocketChannel c : receivers) {
+                c.close();
             }
         }
     }
