@@ -47,10 +47,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * ./mvnw -B -q test-compile dependency:build-classpath -pl integration-tests -am \
  *     -Dmdep.outputFile=/tmp/it-cp.txt -Dmdep.includeScope=test
  * java -cp integration-tests/target/test-classes:$(cat /tmp/it-cp.txt) io.tcpx4j.it.bench.FanInBench \
- *     [K,K,...] [block bytes] [transfers per initiator] [warm-up per initiator] [target I/O threads]
+ *     [K,K,...] [block bytes] [transfers per initiator] [warm-up per initiator] [target I/O threads] [devmem on|off]
  * }</pre>
  * Defaults: K = 1,8,32,64, 1 MiB blocks, 40 transfers and 5 warm-up per initiator, the loopback
- * transport's default I/O threads on the target (initiators always use the default).
+ * transport's default I/O threads on the target (initiators always use the default), devmem on (every
+ * receive lands in 4 KiB bounce pages that the target's progress thread unpacks with CPU copies, as
+ * TCPX's receive path does with its GPU kernel; off: the I/O threads read into the destination, as the
+ * CLI's loopback transport does).
  */
 public final class FanInBench {
 
@@ -64,11 +67,13 @@ public final class FanInBench {
         int transfers = args.length > 2 ? Integer.parseInt(args[2]) : 40;
         int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 5;
         int targetIo = args.length > 4 ? Integer.parseInt(args[4]) : LoopbackConfig.defaults().ioThreads();
+        boolean devmem = args.length <= 5 || !args[5].equals("off");
         System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
-                + " %d CPUs%n", block, transfers, warmup, targetIo, Runtime.getRuntime().availableProcessors());
+                + " devmem %s, %d CPUs%n", block, transfers, warmup, targetIo, devmem ? "on" : "off",
+                Runtime.getRuntime().availableProcessors());
         System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50   raw TCP GB/s   x raw");
         for (int k : ks) {
-            Result r = run(k, block, transfers, warmup, targetIo);
+            Result r = run(k, block, transfers, warmup, targetIo, devmem);
             double raw = raw(k, block, transfers, warmup, targetIo);
             System.out.printf("%-5d %-16.2f %-11.1f %-11.1f %-9.2f %-14.2f %.2f%n", k, r.gbps, r.p50Us, r.p99Us,
                     r.p99Us / r.p50Us, raw, r.gbps / raw);
@@ -78,8 +83,8 @@ public final class FanInBench {
     record Result(double gbps, double p50Us, double p99Us) {
     }
 
-    static Result run(int k, int block, int transfers, int warmup, int targetIo) throws Exception {
-        LoopbackConfig transport = LoopbackConfig.defaults();
+    static Result run(int k, int block, int transfers, int warmup, int targetIo, boolean devmem) throws Exception {
+        LoopbackConfig transport = LoopbackConfig.defaults().withDevmem(devmem);
         List<LoopbackNode> initiators = new ArrayList<>();
         try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target"),
                 transport.withIoThreads(targetIo))) {

@@ -34,9 +34,13 @@ public final class LoopbackTransportModule extends AbstractModule {
         this.config = Objects.requireNonNull(config, "config");
     }
 
-    /** The {@link LoopbackConfig#defaults() default} config: 127.0.0.1, devmem on. */
+    /**
+     * The {@link LoopbackConfig#defaults() default} config with devmem off: 127.0.0.1, and host receives
+     * land in place, as they do on TCPX (bounce pages only for CUDA memory). What the NIXL backend's
+     * {@code transport=loopback} and the CLI run.
+     */
     public LoopbackTransportModule() {
-        this(LoopbackConfig.defaults());
+        this(LoopbackConfig.defaults().withDevmem(false));
     }
 
     @Override

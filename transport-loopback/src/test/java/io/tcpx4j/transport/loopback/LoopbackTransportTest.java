@@ -150,6 +150,7 @@ class LoopbackTransportTest {
         transports.add(t);
         assertThat(t).isInstanceOf(LoopbackTransport.class).isSameAs(plain.getInstance(NetTransport.class));
         assertThat(t.capabilities()).doesNotContain(Capability.CUDA_MEMORY);
+        assertThat(plain.getInstance(LoopbackConfig.class).devmem()).as("host receives land in place").isFalse();
 
         Injector withGpu = Guice.createInjector(new LoopbackTransportModule(LoopbackConfig.defaults()),
                 new AbstractModule() {
