@@ -50,10 +50,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *     [K,K,...] [block bytes] [transfers per initiator] [warm-up per initiator] [target I/O threads] [devmem on|off]
  * }</pre>
  * Defaults: K = 1,8,32,64, 1 MiB blocks, 40 transfers and 5 warm-up per initiator, the loopback
- * transport's default I/O threads on the target (initiators always use the default), devmem on (every
- * receive lands in 4 KiB bounce pages that the target's progress thread unpacks with CPU copies, as
- * TCPX's receive path does with its GPU kernel; off: the I/O threads read into the destination, as the
- * CLI's loopback transport does).
+ * transport's default I/O threads on the target (initiators always use the default), devmem off (host
+ * receives land in place, as on TCPX and as the CLI and the NIXL backend run the loopback transport;
+ * on: every receive lands in 4 KiB bounce pages that the target's progress thread unpacks with CPU
+ * copies, TCPX's GPU receive path simulated in host memory).
  */
 public final class FanInBench {
 
@@ -67,7 +67,7 @@ public final class FanInBench {
         int transfers = args.length > 2 ? Integer.parseInt(args[2]) : 40;
         int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 5;
         int targetIo = args.length > 4 ? Integer.parseInt(args[4]) : LoopbackConfig.defaults().ioThreads();
-        boolean devmem = args.length <= 5 || !args[5].equals("off");
+        boolean devmem = args.length > 5 && args[5].equals("on");
         System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
                 + " devmem %s, %d CPUs%n", block, transfers, warmup, targetIo, devmem ? "on" : "off",
                 Runtime.getRuntime().availableProcessors());
