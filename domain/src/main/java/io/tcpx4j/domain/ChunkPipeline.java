@@ -48,8 +48,8 @@ final class ChunkPipeline {
         this.registry = registry;
         this.channels = channels;
         this.completions = completions;
-        this.out = new Lane(true, cfg.sendWindow(), new StagingPool(transport, registered));
-        this.in = new Lane(false, cfg.recvWindow(), new StagingPool(transport, registered));
+        this.out = new Lane(true, cfg.sendWindow(), new StagingPool());
+        this.in = new Lane(false, cfg.recvWindow(), new StagingPool());
     }
 
     /** Queues the chunks of an announced send. */
@@ -97,7 +97,7 @@ final class ChunkPipeline {
                 region = registry.discardRegion();
                 address = region.range.address();
             } else if (op.nextPacked() && !contiguous(op)) {
-                staged = lane.staging.take(len, op.chunkSize);
+                staged = lane.staging.take();
                 if (staged < 0) {
                     break;
                 }

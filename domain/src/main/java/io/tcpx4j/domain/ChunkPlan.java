@@ -19,8 +19,7 @@ class ChunkPlan {
     /**
      * Most bytes of a packed chunk (and at most the chunk size): part of the protocol, both ends use it.
      * Packed chunks are copied on both sides; at this size the copies of one chunk overlap the wire
-     * time of its neighbours (16 KiB × 256 on a 16-CPU host, 2026-11-24: 3.2–3.8 GB/s with packed
-     * chunks of 64 or 128 KiB, 2.7–3.0 with 512 KiB; docs/PERFORMANCE.md).
+     * time of its neighbours (measured against 512 KiB: docs/PERFORMANCE.md, KV-cache-shaped transfers).
      */
     static final int PACKED_CHUNK = 128 * 1024;
 

@@ -211,8 +211,7 @@ final class DataPath implements ChunkPipeline.Completions {
             LocalRegion.releaseAll(regions);
             return;
         }
-        int pack = LocalRegion.allHost(regions)
-                ? Math.min(Math.max(accepted, 0), Math.min(cfg.coalesceLimit(), cfg.chunkSize())) : 0;
+        int pack = LocalRegion.allHost(regions) ? Math.min(Math.max(accepted, 0), cfg.packLimit()) : 0;
         writer.readData(xfer, cfg.chunkSize(), pack);
         OutOp op = new OutOp(null, xfer, addresses, lengths, regions, cfg.chunkSize(), pack);
         if (op.chunks == 0) {
@@ -251,18 +250,10 @@ final class DataPath implements ChunkPipeline.Completions {
 
     /** Copies {@code data} into host memory: its first {@code lengths[0]} bytes to {@code addresses[0]}, and so on. */
     private static void scatter(ByteBuffer data, long[] addresses, long[] lengths) {
-        int at = data.position();
-        long base = data.isDirect() ? NativeMemory.address(data) : 0;
+        long from = NativeMemory.address(data) + data.position(); // a view into the frame reader's direct buffer
         for (int i = 0; i < addresses.length; i++) {
-            int len = (int) lengths[i];
-            if (base != 0) {
-                NativeMemory.copy(base + at, addresses[i], len);
-            } else {
-                byte[] b = new byte[len];
-                data.get(at, b);
-                NativeMemory.put(addresses[i], b, 0, len);
-            }
-            at += len;
+            NativeMemory.copy(from, addresses[i], lengths[i]);
+            from += lengths[i];
         }
     }
 

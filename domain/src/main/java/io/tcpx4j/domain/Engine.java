@@ -253,11 +253,14 @@ public final class Engine implements TransferEngine {
             }
             total += work;
         }
-        if (total == 0 && !agent.quiet()) {
+        if (agent.quiet()) {
+            return total;
+        }
+        if (total == 0) {
             // nothing to do here until the transport's own threads move bytes (the loopback transport's
             // I/O threads): a host poller calling in a tight loop would hold the core they need
             Thread.yield();
-        } else if (total > 0 && !agent.quiet()) {
+        } else {
             // what this call started needs polling that only the agent thread does when nobody calls:
             // do not let it stay blocked. A quiet engine is moved on only by events that wake it anyway
             // (a frame, a connection, a command, a transport completion), and an extra wake-up costs
@@ -367,7 +370,7 @@ public final class Engine implements TransferEngine {
             return new LocalSession(config.name(), commands, registry, memory, notifications, xferIds);
         }
         return new RemoteSession(knownPeer(peer), commands, registry, directory, xferIds,
-                config.inlineLimit(), Math.min(config.coalesceLimit(), config.chunkSize()));
+                config.inlineLimit(), config.packLimit());
     }
 
     @Override

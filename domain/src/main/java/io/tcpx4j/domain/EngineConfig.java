@@ -162,6 +162,11 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
                 controlTls, controlTlsClientAuth, v, coalesceLimit);
     }
 
+    /** The packing limit this engine announces: {@link #coalesceLimit()}, at most the chunk size. */
+    public int packLimit() {
+        return Math.min(coalesceLimit, chunkSize);
+    }
+
     public EngineConfig withCoalesceLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
