@@ -4,6 +4,8 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.FragmentReader;
+import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.Unpacker;
 import jcuda.Pointer;
@@ -38,6 +40,10 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * {@link Settings#recordsInDeviceMemory()} on, from a copy made on the batch's stream at launch).
  * Work lists are reused once the launch that read them finished; a batch that finds none free gets
  * a new one, so {@code add} and {@code submit} never wait for the GPU.
+ *
+ * <p>Packed chunks ({@link #add(NetRequest, long[], long[], int, int, MemoryKind)}) go into the same
+ * work list, split where one descriptor ends and the next begins; so do plain {@link #copy copies} in
+ * device memory (the gather of a packed chunk before its send).
  *
  * <p>Kinds: host destinations with host bounce pages are copied by the CPU at once
  * ({@link CpuUnpacker#unpack}); everything else runs on the GPU, which reaches host memory only when
@@ -118,6 +124,7 @@ public final class CudaUnpacker implements Unpacker {
     private final List<Slot> ring = new ArrayList<>();
     private final List<Slot> batch = new ArrayList<>();
     private final WorkList.Overflow overflow = this::flush;
+    private final FragmentReader reader = new FragmentReader();
     private int cursor;
     private Slot open;
     private boolean cpuWork;
@@ -183,6 +190,66 @@ public final class CudaUnpacker implements Unpacker {
         if (last != open.list) {
             throw new IllegalStateException("work list switched without flush");
         }
+    }
+
+    @Override
+    public void add(NetRequest request, long[] addresses, long[] lengths, int first, int end, MemoryKind kind) {
+        requireOpen();
+        if (reader.reset(request, addresses, lengths, first, end) == 0) {
+            return;
+        }
+        if (kind == MemoryKind.DRAM && request.bounceKind() == MemoryKind.DRAM) {
+            while (reader.next()) {
+                NativeMemory.copy(reader.source(), reader.destination(), reader.length());
+            }
+            cpuWork = true;
+            return;
+        }
+        if (kind == MemoryKind.DRAM) {
+            for (int i = first; i < end; i++) {
+                requireMapped(addresses[i], "destination");
+            }
+        }
+        if (request.bounceKind() == MemoryKind.DRAM) {
+            requireMapped(request.bounceBase(), "bounce area");
+        }
+        if (open == null) {
+            open = acquire();
+        }
+        if (open.list.appendIfFits(reader)) {
+            return;
+        }
+        WorkList.validate(reader);
+        WorkList last = open.list.append(reader, overflow);
+        if (last != open.list) {
+            throw new IllegalStateException("work list switched without flush");
+        }
+    }
+
+    @Override
+    public void copy(long source, long destination, long length, MemoryKind kind) {
+        requireOpen();
+        if (length == 0) {
+            return;
+        }
+        if (kind == MemoryKind.DRAM) {
+            NativeMemory.copy(source, destination, length);
+            cpuWork = true;
+            return;
+        }
+        if (open == null) {
+            open = acquire();
+        }
+        WorkList last = open.list.appendCopy(source, destination, length, overflow);
+        if (last != open.list) {
+            throw new IllegalStateException("work list switched without flush");
+        }
+    }
+
+    /** Device memory and host memory both (host destinations must be pinned and mapped to go to the GPU). */
+    @Override
+    public boolean reaches(MemoryKind kind) {
+        return true;
     }
 
     @Override

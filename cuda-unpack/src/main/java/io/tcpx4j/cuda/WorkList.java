@@ -99,6 +99,12 @@ final class WorkList {
      */
     long validate(NetRequest request) {
         reader.reset(request);
+        return validate(reader);
+    }
+
+    /** {@link #validate(NetRequest)} of the table {@code reader} was reset to (read from its start). */
+    static long validate(FragmentReader reader) {
+        reader.rewind();
         long records = 0;
         while (reader.next()) {
             records += (reader.length() + MAX_PIECE - 1) / MAX_PIECE;
@@ -115,34 +121,45 @@ final class WorkList {
      * @throws TransferException BACKEND for a malformed table (nothing appended)
      */
     boolean appendIfFits(NetRequest request, long destination) {
-        int count = reader.reset(request);
-        if (count > capacity - size) {
+        reader.reset(request, destination);
+        return appendIfFits(reader);
+    }
+
+    /** {@link #appendIfFits(NetRequest, long)} of the table {@code reader} was reset to (read from its start). */
+    boolean appendIfFits(FragmentReader reader) {
+        reader.rewind();
+        if (reader.count() > capacity - size) {
             return false;
         }
         int mark = size;
         long markBytes = bytes;
         try {
             while (reader.next()) {
-                long src = reader.source();
-                long dst = destination + reader.destinationOffset();
-                long len = reader.length();
-                while (len > 0) {
-                    if (size == capacity) {
-                        size = mark;
-                        bytes = markBytes;
-                        return false;
-                    }
-                    int piece = (int) Math.min(len, MAX_PIECE);
-                    add(src, dst, piece);
-                    src += piece;
-                    dst += piece;
-                    len -= piece;
+                if (!addPieces(reader.source(), reader.destination(), reader.length())) {
+                    size = mark;
+                    bytes = markBytes;
+                    return false;
                 }
             }
         } catch (TransferException e) {
             size = mark;
             bytes = markBytes;
             throw e;
+        }
+        return true;
+    }
+
+    /** Appends a copy as pieces of at most {@link #MAX_PIECE}; false if they do not all fit (some may be added). */
+    private boolean addPieces(long src, long dst, long len) {
+        while (len > 0) {
+            if (size == capacity) {
+                return false;
+            }
+            int piece = (int) Math.min(len, MAX_PIECE);
+            add(src, dst, piece);
+            src += piece;
+            dst += piece;
+            len -= piece;
         }
         return true;
     }
@@ -159,22 +176,35 @@ final class WorkList {
      * holds the last record (the one to keep appending to).
      */
     WorkList append(NetRequest request, long destination, Overflow overflow) {
+        reader.reset(request, destination);
+        return append(reader, overflow);
+    }
+
+    /** {@link #append(NetRequest, long, Overflow)} of the table {@code reader} was reset to (read from its start). */
+    WorkList append(FragmentReader reader, Overflow overflow) {
         WorkList list = this;
-        reader.reset(request);
+        reader.rewind();
         while (reader.next()) {
-            long src = reader.source();
-            long dst = destination + reader.destinationOffset();
-            long len = reader.length();
-            while (len > 0) {
-                int piece = (int) Math.min(len, MAX_PIECE);
-                if (list.isFull()) {
-                    list = overflow.flush(list);
-                }
-                list.add(src, dst, piece);
-                src += piece;
-                dst += piece;
-                len -= piece;
+            list = list.appendCopy(reader.source(), reader.destination(), reader.length(), overflow);
+        }
+        return list;
+    }
+
+    /**
+     * Appends one copy of {@code len} bytes as pieces of at most {@link #MAX_PIECE}, calling
+     * {@code overflow} whenever the list fills; returns the list that holds the last piece.
+     */
+    WorkList appendCopy(long src, long dst, long len, Overflow overflow) {
+        WorkList list = this;
+        while (len > 0) {
+            int piece = (int) Math.min(len, MAX_PIECE);
+            if (list.isFull()) {
+                list = overflow.flush(list);
             }
+            list.add(src, dst, piece);
+            src += piece;
+            dst += piece;
+            len -= piece;
         }
         return list;
     }

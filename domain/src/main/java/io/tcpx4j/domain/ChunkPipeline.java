@@ -17,8 +17,12 @@ import java.util.Set;
  * of announced plans; their chunks are posted in order within the windows (chunk k on channel k mod
  * C), tested oldest first, and receives are unpacked in one batch per pass and consumed in order. A
  * packed chunk (see {@link ChunkPlan}) is gathered into a staging buffer of its lane before its send is
- * posted, and scattered out of one once its receive is unpacked, just before it is consumed; unless its
- * descriptors lie back to back on that side, which then sends or receives them in place.
+ * posted (host memory by the CPU at once; device memory by the unpacker, one batch for as many chunks
+ * in a row as there are buffers, the sends posted once it finished) and received into one: the
+ * unpacker scatters its fragments straight into the descriptors (or, when it landed in place, copies
+ * them out of the buffer: the CPU just before it is consumed for host memory, the unpacker for device
+ * memory). Unless its descriptors lie back to back on that side, which then sends or receives them in
+ * place.
  * Sends and receives share one {@link RequestRing} type and one posting loop.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()}.
@@ -48,8 +52,8 @@ final class ChunkPipeline {
         this.registry = registry;
         this.channels = channels;
         this.completions = completions;
-        this.out = new Lane(true, cfg.sendWindow(), new StagingPool());
-        this.in = new Lane(false, cfg.recvWindow(), new StagingPool());
+        this.out = new Lane(true, cfg.sendWindow(), registry.memory());
+        this.in = new Lane(false, cfg.recvWindow(), registry.memory());
     }
 
     /** Queues the chunks of an announced send. */
@@ -78,8 +82,34 @@ final class ChunkPipeline {
     /** Posts the lane's next chunks while windows, staging buffers and the transport allow. */
     private int post(Lane lane) {
         int work = 0;
-        while (!lane.queue.isEmpty()) {
+        while (true) {
+            if (!lane.gathered.isEmpty()) {
+                // gathered chunks go first, in order, once their copies finished
+                long ticket = lane.gathered.headTicket();
+                if (ticket != 0 && !unpacker.isDone(ticket)) {
+                    break;
+                }
+                Channel ch = channels.get(lane.channel);
+                RequestRing ring = lane.ring(ch);
+                if (ring.count() >= lane.window) {
+                    break;
+                }
+                LocalRegion region = lane.gathered.headRegion();
+                NetRequest req = transport.isend(ch.send, lane.gathered.headAddress(), lane.gathered.headLength(),
+                        (int) lane.seq, registration(ring, region.group, ch.send));
+                if (req == null) {
+                    break;
+                }
+                ring.add(lane.gathered.headPlan(), req, lane.gathered.headStaged());
+                lane.gathered.poll();
+                lane.advance(channels.size());
+                work++;
+                continue;
+            }
             ChunkPlan op = lane.queue.peek();
+            if (op == null) {
+                break;
+            }
             if (!op.hasNext()) {
                 lane.queue.poll();
                 continue;
@@ -97,12 +127,24 @@ final class ChunkPipeline {
                 region = registry.discardRegion();
                 address = region.range.address();
             } else if (op.nextPacked() && !contiguous(op)) {
-                staged = lane.staging.take();
-                if (staged < 0) {
+                LocalRegion first = op.regions[op.nextDesc()];
+                MemoryKind kind = first.range.kind();
+                if (lane.sends && kind != MemoryKind.DRAM) {
+                    int gathered = gatherOnDevice(lane, op);
+                    if (gathered == 0) {
+                        break;
+                    }
+                    work += gathered;
+                    continue;
+                }
+                StagingPool pool = lane.pool(kind, first.range.device());
+                int buffer = pool.take();
+                if (buffer < 0) {
                     break;
                 }
-                region = lane.staging.region();
-                address = lane.staging.address(staged);
+                staged = Lane.poolIndex(kind, first.range.device()) * StagingPool.SLOTS + buffer;
+                region = pool.region();
+                address = pool.address(buffer);
                 if (lane.sends) {
                     gather(op, address);
                 }
@@ -118,25 +160,56 @@ final class ChunkPipeline {
             }
             if (req == null) {
                 if (staged >= 0) {
-                    lane.staging.give(staged);
+                    lane.give(staged);
                 }
                 break;
             }
             if (lane.sends) {
                 ring.add(op, req, staged);
             } else if (staged >= 0) {
-                ring.add(op, req, address, MemoryKind.DRAM, staged, op.nextDesc(), op.nextRunEnd());
+                ring.add(op, req, address, region.range.kind(), staged, op.nextDesc(), op.nextRunEnd());
             } else {
                 ring.add(op, req, address, region.range.kind(), -1, 0, 0);
             }
             op.advance();
-            lane.seq++;
-            if (++lane.channel == channels.size()) {
-                lane.channel = 0;
-            }
+            lane.advance(channels.size());
             work++;
         }
         return work;
+    }
+
+    /**
+     * Queues the gather of the plan's next packed chunks of device memory (as many in a row as there are
+     * staging buffers) into one unpacker batch; they are posted once it finished. Returns how many.
+     */
+    private int gatherOnDevice(Lane lane, ChunkPlan op) {
+        int n = 0;
+        while (op.hasNext() && op.nextPacked() && !lane.gathered.isFull() && !contiguous(op)) {
+            LocalRegion first = op.regions[op.nextDesc()];
+            MemoryKind kind = first.range.kind();
+            if (kind == MemoryKind.DRAM) {
+                break;
+            }
+            StagingPool pool = lane.pool(kind, first.range.device());
+            int buffer = pool.take();
+            if (buffer < 0) {
+                break;
+            }
+            long to = pool.address(buffer);
+            for (int i = op.nextDesc(), end = op.nextRunEnd(); i < end; i++) {
+                long len = op.lengths[i];
+                unpacker.copy(op.addresses[i], to, len, kind);
+                to += len;
+            }
+            lane.gathered.add(op, Lane.poolIndex(kind, first.range.device()) * StagingPool.SLOTS + buffer,
+                    pool.address(buffer), op.nextLength(), pool.region());
+            op.advance();
+            n++;
+        }
+        if (n > 0) {
+            lane.gathered.assignTicket(n, unpacker.submit());
+        }
+        return n;
     }
 
     /**
@@ -202,7 +275,7 @@ final class ChunkPipeline {
             while ((req = ch.tx.untested()) != null && transport.test(req)) {
                 int staged = ch.tx.headStaged();
                 if (staged >= 0) {
-                    out.staging.give(staged);
+                    out.give(staged);
                 }
                 OutOp op = (OutOp) ch.tx.retireUntested();
                 op.completed++;
@@ -222,11 +295,18 @@ final class ChunkPipeline {
             Channel ch = channels.get(i);
             NetRequest req;
             while ((req = ch.rx.untested()) != null && transport.test(req)) {
-                boolean unpack = !ch.rx.untestedPlan().discards() && req.fragmentCount() > 0;
-                if (unpack) {
-                    unpacker.add(req, ch.rx.untestedDestination(), ch.rx.untestedKind());
-                    added = true;
+                boolean unpack;
+                if (ch.rx.untestedPlan().discards()) {
+                    unpack = false;
+                } else if (ch.rx.untestedStaged() >= 0) {
+                    unpack = scatterPacked(ch.rx, req);
+                } else {
+                    unpack = req.fragmentCount() > 0;
+                    if (unpack) {
+                        unpacker.add(req, ch.rx.untestedDestination(), ch.rx.untestedKind());
+                    }
                 }
+                added |= unpack;
                 ch.rx.markTested(unpack);
                 work++;
             }
@@ -241,6 +321,31 @@ final class ChunkPipeline {
         return work;
     }
 
+    /**
+     * Queues the scatter of a packed receive that completed: straight from its bounce pages into the
+     * descriptors when it has fragments; out of its device staging buffer when it landed there. Returns
+     * whether the unpacker got work; false leaves it to the CPU at consume (a host buffer it landed in).
+     */
+    private boolean scatterPacked(RequestRing rx, NetRequest req) {
+        ChunkPlan plan = rx.untestedPlan();
+        int first = rx.untestedRunFirst();
+        int end = rx.untestedRunEnd();
+        MemoryKind kind = rx.untestedKind();
+        if (req.fragmentCount() > 0) {
+            unpacker.add(req, plan.addresses, plan.lengths, first, end, kind);
+        } else if (kind != MemoryKind.DRAM) {
+            long from = rx.untestedDestination();
+            for (int i = first; i < end; i++) {
+                unpacker.copy(from, plan.addresses[i], plan.lengths[i], kind);
+                from += plan.lengths[i];
+            }
+        } else {
+            return false;
+        }
+        rx.markScattered();
+        return true;
+    }
+
     private int consumeReceives() {
         int work = 0;
         for (int i = 0; i < channels.size(); i++) {
@@ -253,8 +358,9 @@ final class ChunkPipeline {
                 transport.consumed(ch.recv, ch.rx.headRequest());
                 int staged = ch.rx.headStaged();
                 if (staged >= 0) {
+                    // a host buffer it landed in; runs scattered by the unpacker have an empty run left here
                     scatter(ch.rx.headPlan(), ch.rx.headDestination(), ch.rx.headRunFirst(), ch.rx.headRunEnd());
-                    in.staging.give(staged);
+                    in.give(staged);
                 }
                 InOp op = (InOp) ch.rx.retire();
                 op.completed++;
@@ -269,7 +375,8 @@ final class ChunkPipeline {
 
     /** Whether nothing is on the transport or waiting to be posted. */
     boolean quiet() {
-        return out.queue.isEmpty() && in.queue.isEmpty() && channels.outstandingRequests() == 0;
+        return out.queue.isEmpty() && in.queue.isEmpty() && out.gathered.isEmpty()
+                && channels.outstandingRequests() == 0;
     }
 
     /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
@@ -283,7 +390,7 @@ final class ChunkPipeline {
         in.queue.clear();
         channels.close(registered);
         registered.clear();
-        out.staging.release();
-        in.staging.release();
+        out.release();
+        in.release();
     }
 }

@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -29,10 +30,13 @@ import java.util.function.Consumer;
  * Protocol violations by the peer are thrown as {@link TransferException}s with REMOTE_DISCONNECT.
  *
  * <p>A WRITE (or READ_DATA) announces a packing limit with its chunk size: consecutive descriptors of at
- * most that many bytes share chunks ({@link ChunkPlan}), host memory on both sides only. The initiator
- * picks it for a WRITE from the kinds the target published; for a READ it offers its own limit in the
- * READ frame and the target answers with at most that. A target refuses packed chunks into device
- * memory (NOT_SUPPORTED) and drains them, as any refused WRITE.
+ * most that many bytes share chunks ({@link ChunkPlan}). Each side gathers or scatters them in memory of
+ * one kind that its unpacker reaches (host memory always; device memory with a GPU unpacker). The
+ * initiator picks the limit for a WRITE from its own memory and the kinds the target published; for a
+ * READ it offers its own limit in the READ frame and the target answers with at most that (0 if its own
+ * memory does not allow packing). A target refuses packed chunks into memory it cannot scatter into
+ * (mixed kinds, or device memory its unpacker does not reach) with NOT_SUPPORTED and drains them, as
+ * any refused WRITE.
  *
  * <p>A post the session marked inline (host memory on both sides, at most
  * {@link EngineConfig#inlineLimit()} bytes) carries its bytes in the control frame instead: a WRITE is
@@ -56,6 +60,7 @@ final class DataPath implements ChunkPipeline.Completions {
 
     private final ChannelGroup channels;
     private final ChunkPipeline pipeline;
+    private final Unpacker unpacker;
     private final Map<Long, OutOp> awaitingAck = new HashMap<>();
     private final Map<Long, Post> awaitingData = new HashMap<>();
     private final Set<ChunkPlan> live = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -70,6 +75,7 @@ final class DataPath implements ChunkPipeline.Completions {
         this.writer = writer;
         this.deliver = deliver;
         this.channels = channels;
+        this.unpacker = unpacker;
         this.pipeline = new ChunkPipeline(transport, unpacker, registry, channels, cfg, this);
     }
 
@@ -148,8 +154,8 @@ final class DataPath implements ChunkPipeline.Completions {
         checkChunk(w.chunkSize(), w.pack(), w.chunkSize());
         LocalRegion[] regions = new LocalRegion[w.lengths().length];
         int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
-        if (refusal == 0 && w.pack() > 0 && !LocalRegion.allHost(regions)) {
-            // packed chunks are scattered by the CPU; the sender packs only into host memory it was shown
+        if (refusal == 0 && w.pack() > 0 && !packs(regions)) {
+            // the sender packs only into memory of one kind (as it was shown); this side must reach it
             LocalRegion.releaseAll(regions);
             refusal = Code.NOT_SUPPORTED.nixlStatus();
         }
@@ -211,7 +217,7 @@ final class DataPath implements ChunkPipeline.Completions {
             LocalRegion.releaseAll(regions);
             return;
         }
-        int pack = LocalRegion.allHost(regions) ? Math.min(Math.max(accepted, 0), cfg.packLimit()) : 0;
+        int pack = packs(regions) ? Math.min(Math.max(accepted, 0), cfg.packLimit()) : 0;
         writer.readData(xfer, cfg.chunkSize(), pack);
         OutOp op = new OutOp(null, xfer, addresses, lengths, regions, cfg.chunkSize(), pack);
         if (op.chunks == 0) {
@@ -274,6 +280,12 @@ final class DataPath implements ChunkPipeline.Completions {
         } else {
             pipeline.receive(op);
         }
+    }
+
+    /** Whether packed chunks may gather from or scatter into {@code regions}: one kind of memory, one the unpacker reaches. */
+    private boolean packs(LocalRegion[] regions) {
+        MemoryKind kind = LocalRegion.oneKind(regions);
+        return kind != null && unpacker.reaches(kind);
     }
 
     /** Checks an announced chunk size and packing limit; the limit may not exceed {@code maxPack}. */

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
@@ -56,6 +57,8 @@ public final class Engine implements TransferEngine {
     private final PeerDirectory directory;
     private final ConcurrentLinkedQueue<Notification> notifications = new ConcurrentLinkedQueue<>();
     private final AtomicLong xferIds = new AtomicLong();
+    /** Whether the unpacker gathers and scatters device memory (packed chunks of VRAM descriptors). */
+    private final boolean packsDevice;
 
     // agent only (dutyCycles is read racily by stats())
     private long dutyCycles;
@@ -84,6 +87,7 @@ public final class Engine implements TransferEngine {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.transport = Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(unpacker, "unpacker");
+        this.packsDevice = unpacker.reaches(MemoryKind.VRAM);
         this.identity = new LocalIdentity(config.name());
         this.commands = new CommandQueue(config.name());
         this.registry = new RegionRegistry(config.name(), memory, transport, commands);
@@ -370,7 +374,7 @@ public final class Engine implements TransferEngine {
             return new LocalSession(config.name(), commands, registry, memory, notifications, xferIds);
         }
         return new RemoteSession(knownPeer(peer), commands, registry, directory, xferIds,
-                config.inlineLimit(), config.packLimit());
+                config.inlineLimit(), config.packLimit(), packsDevice);
     }
 
     @Override

@@ -35,8 +35,10 @@ import java.util.Objects;
  *                        travels inside its control frame (one round trip, no data channel); 0 never,
  *                        at most {@link #MAX_INLINE}
  * @param coalesceLimit   descriptors of at most this many bytes (and at most {@code chunkSize}) travel packed
- *                        with their neighbours in shared chunks, through host staging buffers, when the
- *                        memory on both sides is host memory; 0 never, at most {@link #MAX_CHUNK}
+ *                        with their neighbours in shared chunks, through staging buffers of their kind
+ *                        where they do not lie back to back (host memory copied by the CPU, device memory
+ *                        by the unpack kernel), when each side's descriptors are of one kind its unpacker
+ *                        reaches; 0 never, at most {@link #MAX_CHUNK}
  */
 public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
                            List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
@@ -81,7 +83,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
 
     /**
      * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling,
-     * host-to-host transfers up to 16 KiB inline, host descriptors up to 32 KiB packed into shared chunks.
+     * host-to-host transfers up to 16 KiB inline, descriptors up to 32 KiB packed into shared chunks.
      */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,

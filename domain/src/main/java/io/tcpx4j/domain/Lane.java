@@ -1,10 +1,17 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.port.out.DeviceMemory;
+
 import java.util.ArrayDeque;
+import java.util.Arrays;
 
 /**
  * One direction of a connection's data stream: the plans whose chunks are still to be posted, in the
  * announced order, and the sequence number of the next chunk (chunk k travels on channel k mod C).
+ * Packed chunks travel through its staging pools: one of host memory, one of device memory per GPU
+ * that its runs lie on. A packed chunk of device memory is gathered by the unpacker (asynchronously)
+ * before its send: {@link Gathered} holds such chunks, in order, until their copies finished.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
@@ -13,20 +20,151 @@ final class Lane {
     final boolean sends;
     final int window;
     final ArrayDeque<ChunkPlan> queue = new ArrayDeque<>();
-    /** Buffers the lane's packed chunks travel through. */
-    final StagingPool staging;
+    /** Packed chunks of device memory whose gather was queued, oldest first; posted before anything else. */
+    final Gathered gathered = new Gathered();
+    private final DeviceMemory memory;
+    private final StagingPool host = new StagingPool();
+    private StagingPool[] devices = new StagingPool[0];
     long seq;
     /** {@code seq} mod C, counted along with it: no 64-bit division per chunk. */
     int channel;
 
-    Lane(boolean sends, int window, StagingPool staging) {
+    Lane(boolean sends, int window, DeviceMemory memory) {
         this.sends = sends;
         this.window = window;
-        this.staging = staging;
+        this.memory = memory;
     }
 
     /** This lane's ring on {@code ch}. */
     RequestRing ring(Channel ch) {
         return sends ? ch.tx : ch.rx;
+    }
+
+    /**
+     * The pool for runs of {@code kind} memory on GPU {@code device} (host memory: the one host pool).
+     * Its index is {@link #poolIndex}; staged buffers are named {@code pool * SLOTS + buffer}.
+     */
+    StagingPool pool(MemoryKind kind, int device) {
+        if (kind == MemoryKind.DRAM) {
+            return host;
+        }
+        if (device >= devices.length) {
+            devices = Arrays.copyOf(devices, device + 1);
+        }
+        if (devices[device] == null) {
+            devices[device] = new StagingPool(memory, kind, device);
+        }
+        return devices[device];
+    }
+
+    static int poolIndex(MemoryKind kind, int device) {
+        return kind == MemoryKind.DRAM ? 0 : device + 1;
+    }
+
+    /** The pool a staged buffer name ({@code pool * SLOTS + buffer}) belongs to. */
+    StagingPool poolOf(int staged) {
+        int p = staged / StagingPool.SLOTS;
+        return p == 0 ? host : devices[p - 1];
+    }
+
+    /** Gives staged buffer {@code staged} back to its pool. */
+    void give(int staged) {
+        poolOf(staged).give(staged % StagingPool.SLOTS);
+    }
+
+    /** Moves to the next chunk's sequence number and channel. */
+    void advance(int channels) {
+        seq++;
+        if (++channel == channels) {
+            channel = 0;
+        }
+    }
+
+    /** Frees every staging buffer (the comms they were registered on are closed). */
+    void release() {
+        queue.clear();
+        gathered.clear();
+        host.release();
+        for (StagingPool p : devices) {
+            if (p != null) {
+                p.release();
+            }
+        }
+    }
+
+    /** A FIFO of gathered chunks; slots preallocated, so queueing one allocates nothing. */
+    static final class Gathered {
+        private static final int CAPACITY = StagingPool.SLOTS;
+        private final ChunkPlan[] plans = new ChunkPlan[CAPACITY];
+        private final int[] staged = new int[CAPACITY];
+        private final long[] addresses = new long[CAPACITY];
+        private final int[] lengths = new int[CAPACITY];
+        private final LocalRegion[] regions = new LocalRegion[CAPACITY];
+        private final long[] tickets = new long[CAPACITY];
+        private int head;
+        private int count;
+
+        boolean isEmpty() {
+            return count == 0;
+        }
+
+        boolean isFull() {
+            return count == CAPACITY;
+        }
+
+        void add(ChunkPlan plan, int stagedBuffer, long address, int length, LocalRegion region) {
+            int i = (head + count) % CAPACITY;
+            plans[i] = plan;
+            staged[i] = stagedBuffer;
+            addresses[i] = address;
+            lengths[i] = length;
+            regions[i] = region;
+            tickets[i] = 0;
+            count++;
+        }
+
+        /** Gives the last {@code n} chunks added the ticket of their gather. */
+        void assignTicket(int n, long ticket) {
+            for (int k = count - n; k < count; k++) {
+                tickets[(head + k) % CAPACITY] = ticket;
+            }
+        }
+
+        ChunkPlan headPlan() {
+            return plans[head];
+        }
+
+        int headStaged() {
+            return staged[head];
+        }
+
+        long headAddress() {
+            return addresses[head];
+        }
+
+        int headLength() {
+            return lengths[head];
+        }
+
+        LocalRegion headRegion() {
+            return regions[head];
+        }
+
+        long headTicket() {
+            return tickets[head];
+        }
+
+        void poll() {
+            plans[head] = null;
+            regions[head] = null;
+            head = (head + 1) % CAPACITY;
+            count--;
+        }
+
+        void clear() {
+            while (count > 0) {
+                poll();
+            }
+        }
     }
 }

@@ -78,6 +78,17 @@ final class LocalRegion implements RegisteredMemory {
         return true;
     }
 
+    /** The kind of memory every region of {@code regions} is, or null if they mix kinds (DRAM for none). */
+    static MemoryKind oneKind(LocalRegion[] regions) {
+        MemoryKind kind = regions.length == 0 ? MemoryKind.DRAM : regions[0].range.kind();
+        for (LocalRegion r : regions) {
+            if (r.range.kind() != kind) {
+                return null;
+            }
+        }
+        return kind;
+    }
+
     int inflight() {
         return inflight.get();
     }

@@ -168,6 +168,11 @@ final class RegionRegistry implements LocalRegion.Owner {
     }
 
     /** Agent: a host buffer of the largest chunk that refused WRITEs are drained into. */
+    /** The engine's device memory (staging buffers of packed chunks are allocated through it). */
+    DeviceMemory memory() {
+        return memory;
+    }
+
     LocalRegion discardRegion() {
         if (discard == null) {
             MemoryDescriptor d = memory.allocate(MemoryKind.DRAM, EngineConfig.MAX_CHUNK, 0);

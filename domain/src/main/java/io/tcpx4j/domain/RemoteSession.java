@@ -25,9 +25,11 @@ final class RemoteSession implements Session {
     private final AtomicLong xferIds;
     private final int inlineLimit;
     private final int coalesceLimit;
+    private final boolean packsDevice;
 
+    /** {@code packsDevice}: whether this engine's unpacker gathers and scatters packed chunks of device memory. */
     RemoteSession(Peer peer, CommandQueue agent, RegionRegistry registry, PeerDirectory directory, AtomicLong xferIds,
-                  int inlineLimit, int coalesceLimit) {
+                  int inlineLimit, int coalesceLimit, boolean packsDevice) {
         this.peer = peer;
         this.agent = agent;
         this.registry = registry;
@@ -35,6 +37,7 @@ final class RemoteSession implements Session {
         this.xferIds = xferIds;
         this.inlineLimit = inlineLimit;
         this.coalesceLimit = coalesceLimit;
+        this.packsDevice = packsDevice;
     }
 
     @Override
@@ -62,6 +65,7 @@ final class RemoteSession implements Session {
         long[] len = new long[n];
         long bytes = 0;
         boolean remoteHost = true;
+        boolean remoteDevice = true;
         for (int i = 0; i < n; i++) {
             MemoryDescriptor r = remote.get(i);
             MemoryDescriptor published = peer.publishedRegion(r.address(), r.length());
@@ -70,6 +74,7 @@ final class RemoteSession implements Session {
                         + " is not inside a region " + peer.name + " published (load its metadata first)");
             }
             remoteHost &= published.kind() == MemoryKind.DRAM;
+            remoteDevice &= published.kind() == MemoryKind.VRAM;
             la[i] = local.get(i).address();
             ra[i] = r.address();
             len[i] = r.length();
@@ -79,9 +84,11 @@ final class RemoteSession implements Session {
         Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
         boolean localHost = LocalRegion.allHost(pinned);
         boolean inline = bytes <= inlineLimit && (remoteHost || !write) && localHost;
-        // packed chunks go through host staging buffers: a WRITE packs only host to host; a READ offers
-        // packing when its own side is host memory, and the target packs only if its side is too
-        int pack = localHost && (remoteHost || !write) ? coalesceLimit : 0;
+        // each side gathers or scatters packed chunks of one kind of memory that it reaches (device memory
+        // through its unpacker); a READ offers packing for its own side, and the target decides for its side
+        MemoryKind localKind = LocalRegion.oneKind(pinned);
+        boolean localPacks = localHost || (localKind == MemoryKind.VRAM && packsDevice);
+        int pack = localPacks && (remoteHost || remoteDevice || !write) ? coalesceLimit : 0;
         Post p = new Post(write, x, la, ra, len, pinned, notification == null ? null : notification.clone(), inline,
                 pack);
         try {

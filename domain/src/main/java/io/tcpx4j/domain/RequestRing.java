@@ -118,6 +118,25 @@ final class RequestRing {
         return slots[slot(head, tested)].kind;
     }
 
+    /** Staging buffer of the oldest untested request, or -1. */
+    int untestedStaged() {
+        return slots[slot(head, tested)].staged;
+    }
+
+    int untestedRunFirst() {
+        return slots[slot(head, tested)].first;
+    }
+
+    int untestedRunEnd() {
+        return slots[slot(head, tested)].end;
+    }
+
+    /** The oldest untested request's packed run is being scattered by the unpacker: nothing left for consume. */
+    void markScattered() {
+        Slot s = slots[slot(head, tested)];
+        s.end = s.first;
+    }
+
     /** Marks the oldest untested request complete; {@code awaitsUnpack} if its data must be unpacked first. */
     void markTested(boolean awaitsUnpack) {
         slots[slot(head, tested)].ticket = awaitsUnpack ? UNSUBMITTED : 0;

@@ -5,10 +5,14 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.protocol.RegionMetadata;
+import io.tcpx4j.domain.testing.InMemoryNetTransportDouble;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.Arrays;
 import java.util.List;
@@ -133,6 +137,47 @@ class CoalescedTransferTest {
         // 64 KiB chunks: four 16 KiB descriptors each; the limit (64 KiB) is capped by the chunk size
         pair.transferAndCheck(true, repeat(16 * KIB, 20));
         assertThat(requests()).isEqualTo(2 * 5);
+    }
+
+    @ParameterizedTest(name = "{0}, devmem receives {1}")
+    @CsvSource({"VRAM, true", "VRAM, false", "DRAM, true", "DRAM, false"})
+    void packedChunksOfEitherKindLandEveryByteThroughTheSameChunks(MemoryKind kind, boolean devmem) {
+        HostAsVramDouble.Unpacking unpackA = new HostAsVramDouble.Unpacking();
+        HostAsVramDouble.Unpacking unpackB = new HostAsVramDouble.Unpacking();
+        // host memory stays host memory; for VRAM, every buffer of the pair is "device memory"
+        HostAsVramDouble vramA = new HostAsVramDouble();
+        HostAsVramDouble vramB = new HostAsVramDouble();
+        DeviceMemory memoryA = kind == MemoryKind.VRAM ? vramA : new HostMemory();
+        DeviceMemory memoryB = kind == MemoryKind.VRAM ? vramB : new HostMemory();
+        InMemoryNetTransportDouble.Config transport = devmem ? InMemoryNetTransportDouble.Config.defaults()
+                : InMemoryNetTransportDouble.Config.defaults().without(Capability.DEVMEM_RECEIVE);
+        pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0).withCoalesceLimit(64 * KIB),
+                EngineConfig.defaults("beta").withInlineLimit(0).withCoalesceLimit(64 * KIB),
+                CountingTransportDouble::new, transport, memoryA, unpackA, memoryB, unpackB);
+        long[] sizes = {16 * KIB, 0, 3, 16 * KIB, 40 * KIB, 1, 64 * KIB, 5000, 16 * KIB, 700 * KIB, 8 * KIB, 9 * KIB,
+            16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB};
+        long chunks = ChunkPlan.countChunks(sizes, CHUNK, 64 * KIB);
+        int expected = 0;
+        for (boolean write : new boolean[] {true, false}) {
+            for (boolean apart : new boolean[] {false, true}) {
+                pair.transferAndCheck(write, sizes, apart, apart, kind);
+                expected += 2 * chunks;
+                assertThat(requests()).as("write %s, apart %s", write, apart).isEqualTo(expected);
+            }
+        }
+        long gathers = unpackA.copies + unpackB.copies;
+        long scatters = unpackA.scatters + unpackB.scatters;
+        if (kind == MemoryKind.VRAM) {
+            // device memory: both gathers and (in place receives) the scatters out of staging are the unpacker's
+            assertThat(gathers).as("device copies").isGreaterThan(0);
+            assertThat(vramA.deviceAllocations() + vramB.deviceAllocations()).as("device staging").isPositive();
+        } else {
+            assertThat(gathers).as("host memory is gathered by the CPU").isZero();
+        }
+        assertThat(scatters > 0).as("scattered from bounce pages by the unpacker").isEqualTo(devmem);
+        close();
+        pair = null;
+        assertThat(vramA.deviceAllocations() + vramB.deviceAllocations()).as("staging freed at close").isZero();
     }
 
     /** Beta's memory double: one host range it calls VRAM (as a GPU build would see device memory). */

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
@@ -11,8 +12,10 @@ import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 import io.tcpx4j.domain.testing.InMemoryFabric;
+import io.tcpx4j.domain.testing.InMemoryNetTransportDouble;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -52,11 +55,24 @@ final class EnginePair implements AutoCloseable {
 
     /** {@code memoryB}: beta's view of memory (a double may call some host memory VRAM). */
     EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryB) {
+        this(ca, cb, wrap, new HostMemory(), new CpuUnpacker(), memoryB, new CpuUnpacker());
+    }
+
+    /** Each engine with its own view of memory and its own unpacker (doubles may call host memory VRAM). */
+    EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryA,
+               Unpacker unpackerA, DeviceMemory memoryB, Unpacker unpackerB) {
+        this(ca, cb, wrap, InMemoryNetTransportDouble.Config.defaults(), memoryA, unpackerA, memoryB, unpackerB);
+    }
+
+    /** As above, both transports made with {@code transport} (devmem receives or not, say). */
+    EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap,
+               InMemoryNetTransportDouble.Config transport, DeviceMemory memoryA, Unpacker unpackerA,
+               DeviceMemory memoryB, Unpacker unpackerB) {
         fabric = new InMemoryFabric();
-        ta = wrap.apply(fabric.newTransport());
-        tb = wrap.apply(fabric.newTransport());
-        a = new Engine(ca, ta, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
-        b = new Engine(cb, tb, memoryB, new CpuUnpacker(), Clock.SYSTEM);
+        ta = wrap.apply(fabric.newTransport(transport));
+        tb = wrap.apply(fabric.newTransport(transport));
+        a = new Engine(ca, ta, memoryA, unpackerA, Clock.SYSTEM);
+        b = new Engine(cb, tb, memoryB, unpackerB, Clock.SYSTEM);
         a.startManual();
         b.startManual();
         a.loadPeer(b.name(), b.connInfo());
@@ -143,6 +159,12 @@ final class EnginePair implements AutoCloseable {
      * the first and after the last).
      */
     void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart) {
+        transferAndCheck(write, sizes, sourcesApart, destinationsApart, MemoryKind.DRAM);
+    }
+
+    /** As above, with descriptors and registrations of {@code kind} on both sides. */
+    void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart,
+                          MemoryKind kind) {
         long total = 0;
         for (long s : sizes) {
             total += s;
@@ -152,11 +174,11 @@ final class EnginePair implements AutoCloseable {
         long dstBuf = poisoned(dstSize, CHECK_POISON);
         Engine srcOwner = write ? a : b;
         Engine dstOwner = write ? b : a;
-        srcOwner.register(MemoryDescriptor.dram(srcBuf, total));
-        dstOwner.register(MemoryDescriptor.dram(dstBuf, dstSize));
-        a.loadRemoteMetadata("beta", new RegionMetadata("beta", write
-                ? MemoryDescriptor.dram(dstBuf, dstSize)
-                : MemoryDescriptor.dram(srcBuf, total)).encode());
+        MemoryDescriptor srcRange = new MemoryDescriptor(srcBuf, total, kind, 0);
+        MemoryDescriptor dstRange = new MemoryDescriptor(dstBuf, dstSize, kind, 0);
+        srcOwner.register(srcRange);
+        dstOwner.register(dstRange);
+        a.loadRemoteMetadata("beta", new RegionMetadata("beta", write ? dstRange : srcRange).encode());
         List<MemoryDescriptor> src = new ArrayList<>();
         List<MemoryDescriptor> dst = new ArrayList<>();
         long[] srcAt = new long[sizes.length];
@@ -172,8 +194,8 @@ final class EnginePair implements AutoCloseable {
             dOff += sizes[j] + (destinationsApart ? CHECK_GUARD : 0);
         }
         for (int i = 0; i < sizes.length; i++) {
-            src.add(MemoryDescriptor.dram(srcAt[i], sizes[i]));
-            dst.add(MemoryDescriptor.dram(dstAt[i], sizes[i]));
+            src.add(new MemoryDescriptor(srcAt[i], sizes[i], kind, 0));
+            dst.add(new MemoryDescriptor(dstAt[i], sizes[i], kind, 0));
         }
         byte[] note = "landed".getBytes(StandardCharsets.UTF_8);
         Transfer t = write ? a.session("beta").write(src, dst, note) : a.session("beta").read(dst, src, note);

@@ -22,12 +22,35 @@ public final class CpuUnpacker implements Unpacker {
         if (reader.reset(request) == 0) {
             return;
         }
-        if (destinationKind != MemoryKind.DRAM || request.bounceKind() != MemoryKind.DRAM) {
+        requireHost(destinationKind, request.bounceKind());
+        unpack(reader, request, destination);
+        pending = true;
+    }
+
+    @Override
+    public void add(NetRequest request, long[] addresses, long[] lengths, int first, int end, MemoryKind kind) {
+        if (reader.reset(request, addresses, lengths, first, end) == 0) {
+            return;
+        }
+        requireHost(kind, request.bounceKind());
+        while (reader.next()) {
+            NativeMemory.copy(reader.source(), reader.destination(), reader.length());
+        }
+        pending = true;
+    }
+
+    @Override
+    public void copy(long source, long destination, long length, MemoryKind kind) {
+        requireHost(kind, MemoryKind.DRAM);
+        NativeMemory.copy(source, destination, length);
+        pending = true;
+    }
+
+    private static void requireHost(MemoryKind destinationKind, MemoryKind bounceKind) {
+        if (destinationKind != MemoryKind.DRAM || bounceKind != MemoryKind.DRAM) {
             throw new TransferException(TransferException.Code.NOT_SUPPORTED,
                     "the CPU unpacker copies host memory only; VRAM needs the CUDA unpacker");
         }
-        unpack(reader, request, destination);
-        pending = true;
     }
 
     /**
@@ -42,9 +65,9 @@ public final class CpuUnpacker implements Unpacker {
 
     /** {@link #unpack(NetRequest, long)} with the caller's reader (allocates nothing). */
     public static void unpack(FragmentReader reader, NetRequest request, long destination) {
-        reader.reset(request);
+        reader.reset(request, destination);
         while (reader.next()) {
-            NativeMemory.copy(reader.source(), destination + reader.destinationOffset(), reader.length());
+            NativeMemory.copy(reader.source(), reader.destination(), reader.length());
         }
     }
 

@@ -16,11 +16,12 @@ import java.nio.charset.StandardCharsets;
 public sealed interface ControlFrame {
 
     /**
-     * Version spoken in {@link Hello}: 4 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
+     * Version spoken in {@link Hello}: 5 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
      * with inline transfers (WRITE_INLINE, READ_INLINE, READ_REPLY) and packed chunks (the packing
-     * limit in WRITE, READ, READ_INLINE and READ_DATA).
+     * limit in WRITE, READ, READ_INLINE and READ_DATA) of host or device memory; a version 4 peer
+     * refuses packed chunks into device memory, hence the new number.
      */
-    int PROTOCOL_VERSION = 4;
+    int PROTOCOL_VERSION = 5;
     /** Bytes of a handshake nonce ({@link Hello}, {@link Challenge}). */
     int NONCE_BYTES = 32;
     /** Bytes of a handshake proof (HMAC-SHA256). */

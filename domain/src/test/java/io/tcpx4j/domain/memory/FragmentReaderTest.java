@@ -74,6 +74,33 @@ class FragmentReaderTest {
     }
 
     @Test
+    void aPackedReceiveIsReadInPiecesThatEachStayInsideOneDescriptor() {
+        // descriptors 1..4 of the arrays (lengths 30, 0, 50, 20) back to back: offsets [0,30) [30,80) [80,100)
+        long[] addresses = {1, 1000, 7, 2000, 3000, 9};
+        long[] lengths = {5, 30, 0, 50, 20, 5};
+        // out of order, one fragment spanning all three descriptors, one ending on a boundary
+        NetRequest r = table(100, 8192, new long[] {4096, 20, 80}, new long[] {0, 80, 0});
+        FragmentReader reader = new FragmentReader();
+        assertThat(reader.reset(r, addresses, lengths, 1, 5)).isEqualTo(2);
+        List<long[]> got = new ArrayList<>();
+        for (int pass = 0; pass < 2; pass++) {
+            got.clear();
+            while (reader.next()) {
+                got.add(new long[] {reader.index(), reader.source(), reader.length(), reader.destination()});
+            }
+            reader.rewind();
+        }
+        assertThat(got).hasSize(3);
+        assertThat(got.get(0)).containsExactly(0, BOUNCE + 4096, 20, 3000);
+        assertThat(got.get(1)).containsExactly(1, BOUNCE, 30, 1000);
+        assertThat(got.get(2)).containsExactly(1, BOUNCE + 30, 50, 2000);
+        // the same reader back in plain mode: absolute destinations from the base given
+        reader.reset(r, 500);
+        assertThat(reader.next()).isTrue();
+        assertThat(reader.destination()).isEqualTo(580);
+    }
+
+    @Test
     void anEmptyTableReadsNothing() {
         FragmentReader reader = new FragmentReader();
         assertThat(reader.reset(new Table(100, 0, 0, 0))).isZero();

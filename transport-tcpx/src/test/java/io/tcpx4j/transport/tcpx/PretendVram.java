@@ -4,6 +4,7 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.FragmentReader;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
@@ -109,7 +110,11 @@ final class PretendVram implements DeviceMemory {
      * <b>Not thread-safe.</b>
      */
     final class Unpacking implements Unpacker {
+        private final FragmentReader reader = new FragmentReader();
         long fragments;
+        /** Packed receives scattered, and plain copies (gathers of packed sends). */
+        long scatters;
+        long copies;
         private long ticket;
 
         @Override
@@ -124,6 +129,41 @@ final class PretendVram implements DeviceMemory {
             }
             fragments += request.fragmentCount();
             CpuUnpacker.unpack(request, destination);
+        }
+
+        @Override
+        public void add(NetRequest request, long[] addresses, long[] lengths, int first, int end, MemoryKind kind) {
+            if (request.fragmentCount() > 0 && request.bounceKind() != MemoryKind.DRAM) {
+                throw new TransferException(TransferException.Code.NOT_SUPPORTED, "the test peer's bounce pages"
+                        + " are host memory; got " + request.bounceKind());
+            }
+            fragments += reader.reset(request, addresses, lengths, first, end);
+            while (reader.next()) {
+                requireKind(reader.destination(), kind);
+                NativeMemory.copy(reader.source(), reader.destination(), reader.length());
+            }
+            scatters++;
+        }
+
+        @Override
+        public void copy(long source, long destination, long length, MemoryKind kind) {
+            requireKind(source, kind);
+            requireKind(destination, kind);
+            NativeMemory.copy(source, destination, length);
+            copies++;
+        }
+
+        /** Pretend VRAM and host memory both: they are host memory underneath. */
+        @Override
+        public boolean reaches(MemoryKind kind) {
+            return true;
+        }
+
+        private void requireKind(long address, MemoryKind kind) {
+            if (kindOf(address) != kind) {
+                throw new TransferException(TransferException.Code.INVALID_PARAM, "0x" + Long.toHexString(address)
+                        + " is " + kindOf(address) + ", not " + kind);
+            }
         }
 
         @Override

@@ -14,6 +14,28 @@ public interface Unpacker extends AutoCloseable {
     /** Queues the fragments of one completed receive whose destination is {@code destination}. */
     void add(NetRequest request, long destination, MemoryKind destinationKind);
 
+    /**
+     * Queues the fragments of one completed receive of a packed chunk: descriptors {@code [first, end)}
+     * of {@code addresses} and {@code lengths} back to back, so that chunk offset {@code o} lands in the
+     * descriptor that covers it (a fragment that spans two descriptors is split between them). The
+     * descriptors are memory of {@code kind}.
+     */
+    void add(NetRequest request, long[] addresses, long[] lengths, int first, int end, MemoryKind kind);
+
+    /**
+     * Queues a copy of {@code length} bytes, memory of {@code kind} on both sides, in the batch: how packed
+     * chunks in device memory are gathered before their send and scattered when they landed in place.
+     */
+    void copy(long source, long destination, long length, MemoryKind kind);
+
+    /**
+     * Whether this unpacker reaches memory of {@code kind}: can scatter receives into it and copy within
+     * it. The engine packs descriptors of a kind into shared chunks only where this holds.
+     */
+    default boolean reaches(MemoryKind kind) {
+        return kind == MemoryKind.DRAM;
+    }
+
     /** Sends everything added since the last submit as one batch: its ticket, or 0 if there was none. */
     long submit();
 
