@@ -174,6 +174,76 @@ class EngineOverTestPeerTest {
     }
 
     /**
+     * KV-cache-shaped: 96 pretend-VRAM descriptors of 16 KiB on both sides, in reverse order with a gap
+     * after each at B, so that every packed chunk goes through device staging registered as CUDA memory
+     * on the plugin: gathered by A's unpacker, then on v7 scattered from B's bounce-page fragments
+     * straight into the descriptors, on v6 (receives land in place) copied out of B's staging. READ
+     * back the same way in the other direction; every byte and gap compared.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"v7", "v6"})
+    void packedPretendVramDescriptorsGoThroughDeviceStaging(String peer) throws Exception {
+        PretendVram memory = new PretendVram();
+        PretendVram.Unpacking atA = memory.new Unpacking();
+        PretendVram.Unpacking atB = memory.new Unpacking();
+        Engine a = engine("a", peer, memory, atA);
+        Engine b = engine("b", peer, memory, atB);
+        a.loadPeer("b", b.connInfo());
+        b.loadPeer("a", a.connInfo());
+        int n = 96;
+        int block = 16 * 1024;
+        int gap = 4096;
+        int span = n * (block + gap);
+        long srcA = alloc(n * block);
+        long dstB = alloc(span);
+        long backA = alloc(n * block);
+        memory.add(srcA, n * block);
+        memory.add(dstB, span);
+        memory.add(backA, n * block);
+        fill(srcA, n * block, 3);
+        NativeMemory.fill(dstB, span, (byte) 0x5A);
+        RegisteredMemory ra = a.register(MemoryDescriptor.vram(srcA, n * block, 0));
+        a.register(MemoryDescriptor.vram(backA, n * block, 0));
+        RegisteredMemory rb = b.register(MemoryDescriptor.vram(dstB, span, 0));
+        a.loadRemoteMetadata("b", rb.publicMetadata());
+        List<MemoryDescriptor> src = new ArrayList<>();
+        List<MemoryDescriptor> dst = new ArrayList<>();
+        List<MemoryDescriptor> back = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            src.add(MemoryDescriptor.vram(srcA + (long) (n - 1 - i) * block, block, 0));
+            dst.add(MemoryDescriptor.vram(dstB + (long) (n - 1 - i) * (block + gap), block, 0));
+            back.add(MemoryDescriptor.vram(backA + (long) i * block, block, 0));
+        }
+        Transfer w = a.session("b").write(src, dst, null);
+        assertThat(w.await(Duration.ofSeconds(30))).as(() -> "write: " + w.error()).isEqualTo(TransferStatus.DONE);
+        byte[] want = expected(n * block, 3);
+        byte[] landed = bytes(dstB, span);
+        for (int i = 0; i < n; i++) {
+            int at = (n - 1 - i) * (block + gap);
+            int from = (n - 1 - i) * block;
+            assertThat(java.util.Arrays.copyOfRange(landed, at, at + block)).as("descriptor %d", i)
+                    .isEqualTo(java.util.Arrays.copyOfRange(want, from, from + block));
+            assertThat(java.util.Arrays.copyOfRange(landed, at + block, at + block + gap)).as("gap after %d", i)
+                    .containsOnly((byte) 0x5A);
+        }
+        Transfer r = a.session("b").read(back, dst, null);
+        assertThat(r.await(Duration.ofSeconds(30))).as(() -> "read: " + r.error()).isEqualTo(TransferStatus.DONE);
+        byte[] read = bytes(backA, n * block);
+        for (int i = 0; i < n; i++) {
+            int from = (n - 1 - i) * block;
+            assertThat(java.util.Arrays.copyOfRange(read, i * block, (i + 1) * block)).as("read back %d", i)
+                    .isEqualTo(java.util.Arrays.copyOfRange(want, from, from + block));
+        }
+        assertThat(atA.copies).as("A gathered the WRITE's packed chunks on the device").isGreaterThanOrEqualTo(n);
+        assertThat(atB.copies).as("B gathered the READ's packed chunks on the device").isGreaterThanOrEqualTo(n);
+        if (peer.equals("v7")) {
+            assertThat(atB.scatters).as("B scattered the WRITE from bounce pages").isEqualTo(n / 8);
+        } else {
+            assertThat(atA.scatters + atB.scatters).as("in place: nothing from bounce pages").isZero();
+        }
+    }
+
+    /**
      * The peer's engine never connects its data channels (a transport double that answers "not yet"
      * to every connect), while this side's plugin accept waits for that connection inside the plugin.
      * The write fails with an error naming the plugin and the call once the set-up timeout passed,
