@@ -35,7 +35,8 @@ import java.util.TreeMap;
  *       free port)</td></tr>
  *   <tr><td>channels, chunk_size</td><td>data channels per connection, bytes per chunk</td></tr>
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
- *       their control frames (0: never; default 1 MiB, the most)</td></tr>
+ *       their control frames (0: never; default {@link #defaultInlineLimit}: 256 KiB with 8 CPUs or more,
+ *       else 1 MiB, the most)</td></tr>
  *   <tr><td>coalesce_limit</td><td>descriptors of at most this many bytes, host memory on both sides,
  *       share chunks with their neighbours (0: never; default 32 KiB)</td></tr>
  *   <tr><td>cost_network_gbps, cost_local_gbps, cost_latency_us</td><td>the cost model of
@@ -142,9 +143,8 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         if (p.containsKey("chunk_size")) {
             engine = engine.withChunkSize(integer(p, "chunk_size", engine.chunkSize()));
         }
-        // NIXL hosts poll from threads that hold their cores; inline transfers need no other thread,
-        // while chunks need the transport's I/O threads: up to 1 MiB inline by default here
-        engine = engine.withInlineLimit(integer(p, "inline_limit", EngineConfig.MAX_INLINE));
+        engine = engine.withInlineLimit(integer(p, "inline_limit",
+                defaultInlineLimit(Runtime.getRuntime().availableProcessors())));
         if (p.containsKey("coalesce_limit")) {
             engine = engine.withCoalesceLimit(integer(p, "coalesce_limit", engine.coalesceLimit()));
         }
@@ -169,6 +169,21 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
 
     private static String trimmed(String v) {
         return v == null || v.isBlank() ? null : v.trim();
+    }
+
+    /** Hosts with at least this many CPUs get the smaller default inline limit. */
+    static final int MANY_CPUS = 8;
+
+    /**
+     * The default inline limit on a host with {@code cpus} CPUs. A NIXL host polls from threads that
+     * hold their cores; an inline transfer needs no other thread, while chunks need the transport's
+     * I/O threads. With few CPUs those starve next to the pollers, so transfers up to 1 MiB travel
+     * inline; with {@link #MANY_CPUS} or more, chunks over several sockets beat one control stream
+     * above 256 KiB (tcpx_bench, 1 MiB WRITE: 115-124 us chunked against 339-434 inline on 16 CPUs;
+     * 548-634 against 130-396 on 2; docs/PERFORMANCE.md).
+     */
+    static int defaultInlineLimit(int cpus) {
+        return cpus >= MANY_CPUS ? 256 * 1024 : EngineConfig.MAX_INLINE;
     }
 
     private static int integer(Map<String, String> p, String key, int fallback) {
