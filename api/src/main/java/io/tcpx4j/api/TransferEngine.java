@@ -51,12 +51,13 @@ public interface TransferEngine extends AutoCloseable {
     List<Notification> drainNotifications();
 
     /**
-     * Lends the calling thread to the engine: runs its progress work (protocol steps, transport polls)
-     * for a short while if no other thread is doing so right now, and returns the amount of work done
-     * (0: nothing to do, or busy elsewhere). Never blocks. For hosts that poll for completion in a loop,
-     * so their own thread moves the bytes even when the engine's thread gets little CPU; the engine's
-     * own thread stands aside while calls keep coming (for about a millisecond after each) and serves
-     * again when they stop. The default does nothing.
+     * Lends the calling thread to the engine: runs its progress work (protocol steps, transport polls,
+     * and the socket work of a transport with threads of its own, such as the loopback transport) for a
+     * short while if no other thread is doing so right now, and returns the amount of work done (0:
+     * nothing to do, or busy elsewhere). Never blocks. For hosts that poll for completion in a loop, so
+     * their own thread moves the bytes even when the engine's threads get little CPU; those stand aside
+     * while calls keep coming (for about a millisecond after each) and serve again when they stop. The
+     * default does nothing.
      */
     default int progress() {
         return 0;

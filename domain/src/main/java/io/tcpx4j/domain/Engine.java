@@ -235,10 +235,12 @@ public final class Engine implements TransferEngine {
 
     /**
      * Runs duty cycles on the calling thread while they find work (at most 16), unless another thread
-     * runs one right now; returns the work done. A host that polls for completion calls this from its
-     * loop, so its own thread moves the bytes even when the agent thread gets no CPU; the agent thread,
-     * if started, stays off the duty cycle until {@link #CALLER_LEASE_NANOS} (1 ms) after the last call,
-     * then serves again. An error fails the connections, as on the agent.
+     * runs one right now, each with a turn of the transport's own I/O ({@link NetTransport#drive()});
+     * returns the work done. A host that polls for completion calls this from its loop, so its own
+     * thread moves the bytes even when the agent thread and the transport's threads get no CPU; the
+     * agent thread, if started, stays off the duty cycle until {@link #CALLER_LEASE_NANOS} (1 ms) after
+     * the last call, then serves again (the loopback transport's I/O threads likewise). An error fails
+     * the connections, as on the agent.
      */
     @Override
     public int progress() {
@@ -247,7 +249,8 @@ public final class Engine implements TransferEngine {
         for (int i = 0; i < MAX_INLINE_CYCLES; i++) {
             int work;
             try {
-                work = doWork();
+                // the transport's own I/O too (the loopback transport's sockets), on this thread
+                work = doWork() + transport.drive();
             } catch (RuntimeException | Error e) {
                 agentFailed(e);
                 return total + 1;
@@ -261,8 +264,9 @@ public final class Engine implements TransferEngine {
             return total;
         }
         if (total == 0) {
-            // nothing to do here until the transport's own threads move bytes (the loopback transport's
-            // I/O threads): a host poller calling in a tight loop would hold the core they need
+            // nothing to do here until bytes arrive, or another thread (a staging copy, a peer on the same
+            // cores, the transport's own threads when the calls stop) moves them: a host poller calling
+            // in a tight loop would hold the core they need
             Thread.yield();
         } else {
             // what this call started needs polling that only the agent thread does when nobody calls:

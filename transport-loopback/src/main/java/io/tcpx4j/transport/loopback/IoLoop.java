@@ -14,10 +14,13 @@ import java.util.function.Consumer;
 /**
  * One I/O thread: a selector over the sockets of the comms it owns, a task queue for set-up and
  * tear-down, and a pump pass over every owned comm per turn. All socket I/O and all state a comm's
- * streams touch happen here, which is why a request's completion never runs on the caller's thread.
+ * streams touch happen in turns, which is why a request never completes inside a call that posts or
+ * tests it. The loop thread runs the turns, unless a caller {@link #drive() drives} the loop: then that
+ * caller runs them on its own thread (one turn per call) and the loop thread stays parked until the
+ * calls stop. One turn at a time, whoever runs it.
  *
- * <p>Thread-safe entry points: {@link #execute}, {@link #wake}, {@link #shutdown}. Everything else is
- * <b>confined to the loop thread</b>.
+ * <p>Thread-safe entry points: {@link #execute}, {@link #wake}, {@link #drive}, {@link #shutdown}.
+ * Everything else is <b>confined to the turn being run</b>.
  */
 final class IoLoop implements Runnable {
 
@@ -47,6 +50,18 @@ final class IoLoop implements Runnable {
     private final Consumer<SelectionKey> onKey = this::onKey;
     private volatile boolean running = true;
     private boolean pollSoon;
+    /** Held by whoever runs a turn (wait for sockets, tasks, pumps): the loop thread or a caller of drive(). */
+    private final AtomicBoolean turn = new AtomicBoolean();
+    /** When a caller last drove the loop; within {@link #CALLER_LEASE_NANOS} of it the loop thread stays parked. */
+    private volatile long callerNanos = System.nanoTime() - 2 * CALLER_LEASE_NANOS;
+    /** Turns run by callers (a racy counter for tests). */
+    private volatile long callerTurns;
+
+    /**
+     * How long after a caller's {@link #drive()} the loop thread stays off the sockets. A host that polls
+     * calls again well within it; the loop thread resumes within it once the calls stop.
+     */
+    static final long CALLER_LEASE_NANOS = 1_000_000;
     /** The staging copy the last pump pass found unfinished, and when the loop began waiting for it. */
     private long pollTicket;
     private long waitTicket;
@@ -99,12 +114,57 @@ final class IoLoop implements Runnable {
         return true;
     }
 
-    /** Makes the loop run a pump pass soon; allocation-free, so the data path may call it per request. */
+    /**
+     * Makes the loop run a pump pass soon; allocation-free, so the data path may call it per request.
+     * While a caller drives the loop, its next {@link #drive()} runs that pass: the parked loop thread is
+     * left alone (it would only park again).
+     */
     void wake() {
-        if (wakePending.compareAndSet(false, true)) {
+        if (wakePending.compareAndSet(false, true) && !callerDriving(System.nanoTime())) {
             selector.wakeup();
             LockSupport.unpark(thread); // in case it is parked waiting for a staging copy
         }
+    }
+
+    private boolean callerDriving(long now) {
+        return now - callerNanos < CALLER_LEASE_NANOS;
+    }
+
+    /**
+     * Runs one turn of the loop on the calling thread (poll the sockets without blocking, run tasks,
+     * pump), unless the loop thread is in one right now; returns the sockets that were ready. A host
+     * whose polling threads hold every core calls this through its engine, so that its own thread moves
+     * the bytes; the loop thread meanwhile stays parked, and serves again {@link #CALLER_LEASE_NANOS}
+     * after the last call.
+     */
+    int drive() {
+        if (!running) {
+            return 0;
+        }
+        callerNanos = System.nanoTime();
+        if (!turn.compareAndSet(false, true)) {
+            selector.wakeup(); // the loop thread may be blocked in select: out of it, it parks
+            return 0;
+        }
+        try {
+            if (!running) {
+                return 0;
+            }
+            wakePending.set(false);
+            int ready = selector.selectNow(onKey);
+            runTasksAndPumps();
+            callerTurns++;
+            return ready;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            turn.set(false);
+        }
+    }
+
+    /** Turns callers ran so far. */
+    long callerTurns() {
+        return callerTurns;
     }
 
     /**
@@ -128,36 +188,40 @@ final class IoLoop implements Runnable {
     public void run() {
         try {
             while (running) {
-                boolean soon = pollSoon;
-                pollSoon = false;
-                if (soon) {
-                    awaitStaging();
-                } else {
-                    waitTicket = 0;
-                    selector.select(onKey, 0);
+                long driven = CALLER_LEASE_NANOS - (System.nanoTime() - callerNanos);
+                if (driven > 0) {
+                    LockSupport.parkNanos(this, driven); // a caller runs the turns
+                    continue;
                 }
-                // Cleared before the pump pass: a post after this point sets it again and wakes us.
-                wakePending.set(false);
-                for (Runnable t; (t = tasks.poll()) != null; ) {
-                    t.run();
+                if (!turn.compareAndSet(false, true)) {
+                    Thread.yield(); // a caller is in a turn
+                    continue;
                 }
-                for (int i = 0; i < pumpables.size(); ) {
-                    Pumpable p = pumpables.get(i);
-                    try {
-                        p.pump();
-                    } catch (RuntimeException e) {
-                        p.crashed(e);
+                try {
+                    boolean soon = pollSoon;
+                    pollSoon = false;
+                    if (soon) {
+                        awaitStaging();
+                    } else if (wakePending.get()) {
+                        selector.selectNow(onKey); // woken while a caller was driving
+                    } else {
+                        waitTicket = 0;
+                        selector.select(onKey, 0);
                     }
-                    // a pump that failed its comm removed itself; then index i already holds the next one
-                    if (i < pumpables.size() && pumpables.get(i) == p) {
-                        i++;
-                    }
+                    // Cleared before the pump pass: a post after this point sets it again and wakes us.
+                    wakePending.set(false);
+                    runTasksAndPumps();
+                } finally {
+                    turn.set(false);
                 }
             }
         } catch (IOException | RuntimeException | Error e) {
             LOG.log(System.Logger.Level.ERROR, "I/O loop " + thread.getName() + " died", e);
         } finally {
             running = false;
+            while (!turn.compareAndSet(false, true)) {
+                Thread.onSpinWait(); // a caller's turn ends soon; then no caller starts another
+            }
             for (Runnable t; (t = tasks.poll()) != null; ) {
                 t.run(); // close tasks count down their latches; sockets are closed below anyway
             }
@@ -172,6 +236,25 @@ final class IoLoop implements Runnable {
                 selector.close();
             } catch (IOException ignored) {
                 // as above
+            }
+        }
+    }
+
+    /** The rest of a turn: queued tasks, then one pump of every pumpable. */
+    private void runTasksAndPumps() {
+        for (Runnable t; (t = tasks.poll()) != null; ) {
+            t.run();
+        }
+        for (int i = 0; i < pumpables.size(); ) {
+            Pumpable p = pumpables.get(i);
+            try {
+                p.pump();
+            } catch (RuntimeException e) {
+                p.crashed(e);
+            }
+            // a pump that failed its comm removed itself; then index i already holds the next one
+            if (i < pumpables.size() && pumpables.get(i) == p) {
+                i++;
             }
         }
     }
@@ -212,6 +295,7 @@ final class IoLoop implements Runnable {
     void shutdown() {
         running = false;
         selector.wakeup();
+        LockSupport.unpark(thread);
         if (!inLoop()) {
             try {
                 thread.join(TimeUnit.SECONDS.toMillis(5));

@@ -64,7 +64,7 @@ public final class LoopbackTransport implements NetTransport {
     private final Set<LoopbackComm> comms = ConcurrentHashMap.newKeySet();
     private final Set<LoopbackListener> listeners = ConcurrentHashMap.newKeySet();
     private final Map<ByteBuffer, PendingConnect> connecting = new ConcurrentHashMap<>();
-    private List<IoLoop> loops;
+    private volatile List<IoLoop> loops;
     private int nextLoop;
     private volatile boolean closed;
     /** Engines to wake on progress; copy-on-write so that signalling allocates nothing. */
@@ -482,6 +482,32 @@ public final class LoopbackTransport implements NetTransport {
     static void configure(SocketChannel ch) throws IOException {
         ch.configureBlocking(false);
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+    }
+
+    /** Runs one turn of every I/O loop on the calling thread (see {@link IoLoop#drive()}). */
+    @Override
+    public int drive() {
+        List<IoLoop> started = loops;
+        if (started == null) {
+            return 0;
+        }
+        int ready = 0;
+        for (IoLoop loop : started) {
+            ready += loop.drive();
+        }
+        return ready;
+    }
+
+    /** Turns callers ran on the I/O loops so far (for tests). */
+    long callerTurns() {
+        List<IoLoop> started = loops;
+        long n = 0;
+        if (started != null) {
+            for (IoLoop loop : started) {
+                n += loop.callerTurns();
+            }
+        }
+        return n;
     }
 
     private synchronized IoLoop nextLoop() {

@@ -1,0 +1,115 @@
+package io.tcpx4j.transport.loopback;
+
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.RegisteredMemory;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.domain.Engine;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.memory.NativeMemory;
+import io.tcpx4j.domain.port.out.Clock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two engines without agent threads, moved only by their callers' {@code Engine.progress()}, as a NIXL
+ * host drives them: the callers also run the loopback transport's socket turns ({@code drive()}), and a
+ * chunked WRITE and READ of 4 MiB land every byte, with the notification after the data.
+ */
+class CallerDrivenLoopbackTest {
+
+    private static final int SIZE = 4 << 20;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private final List<Long> buffers = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            closeables.get(i).close();
+        }
+        buffers.forEach(NativeMemory::free);
+    }
+
+    private LoopbackTransport transport() {
+        LoopbackTransport t = new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false), null);
+        closeables.add(t);
+        return t;
+    }
+
+    private Engine engine(String name, LoopbackTransport t) {
+        // inline off: the bytes must go through the transport's sockets
+        Engine e = new Engine(EngineConfig.defaults(name).withInlineLimit(0), t, new HostMemory(), new CpuUnpacker(),
+                Clock.SYSTEM);
+        closeables.add(e);
+        e.startManual();
+        return e;
+    }
+
+    private long buffer(long seed) {
+        long a = NativeMemory.allocate(SIZE, NativeMemory.PAGE);
+        buffers.add(a);
+        byte[] b = new byte[SIZE];
+        new SplittableRandom(seed).nextBytes(b);
+        NativeMemory.put(a, b, 0, SIZE);
+        return a;
+    }
+
+    private static byte[] bytes(long address) {
+        byte[] b = new byte[SIZE];
+        NativeMemory.get(address, b, 0, SIZE);
+        return b;
+    }
+
+    /** Calls progress() on both engines, as two polling hosts would, until {@code t} ends (20 s at most). */
+    private static void drive(Engine a, Engine b, Transfer t) {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (!t.status().isTerminal() && System.nanoTime() < deadline) {
+            a.progress();
+            b.progress();
+        }
+    }
+
+    @Test
+    void callersMoveTheBytesThroughTheTransportsSockets() {
+        LoopbackTransport ta = transport();
+        LoopbackTransport tb = transport();
+        Engine a = engine("alpha", ta);
+        Engine b = engine("beta", tb);
+        a.loadPeer("beta", b.connInfo());
+        b.loadPeer("alpha", a.connInfo());
+        long src = buffer(1);
+        long dst = buffer(2);
+        long back = buffer(3);
+        RegisteredMemory rs = a.register(MemoryDescriptor.dram(src, SIZE));
+        RegisteredMemory rback = a.register(MemoryDescriptor.dram(back, SIZE));
+        RegisteredMemory rd = b.register(MemoryDescriptor.dram(dst, SIZE));
+        a.loadRemoteMetadata("beta", rd.publicMetadata());
+
+        Transfer w = a.session("beta").write(List.of(rs.descriptor()), List.of(rd.descriptor()), "w".getBytes());
+        drive(a, b, w);
+        assertThat(w.status()).as("write %s", w.error()).isEqualTo(TransferStatus.DONE);
+        List<Notification> notes = new ArrayList<>();
+        for (int i = 0; i < 1000 && notes.isEmpty(); i++) {
+            b.progress();
+            notes.addAll(b.drainNotifications());
+        }
+        assertThat(notes).containsExactly(new Notification("alpha", "w".getBytes()));
+        assertThat(bytes(dst)).isEqualTo(bytes(src));
+
+        Transfer r = a.session("beta").read(List.of(rback.descriptor()), List.of(rd.descriptor()), null);
+        drive(a, b, r);
+        assertThat(r.status()).as("read %s", r.error()).isEqualTo(TransferStatus.DONE);
+        assertThat(bytes(back)).isEqualTo(bytes(src));
+        assertThat(ta.callerTurns()).as("socket turns run by alpha's caller").isPositive();
+        assertThat(tb.callerTurns()).as("socket turns run by beta's caller").isPositive();
+    }
+}
