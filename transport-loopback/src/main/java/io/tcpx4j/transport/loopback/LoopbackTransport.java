@@ -484,11 +484,14 @@ public final class LoopbackTransport implements NetTransport {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
     }
 
-    /** Runs one turn of every I/O loop on the calling thread (see {@link IoLoop#drive()}). */
+    /**
+     * Runs one turn of every I/O loop on the calling thread (see {@link IoLoop#drive()}), if
+     * {@link LoopbackConfig#callerDrives()}; else nothing (the I/O threads do the socket work).
+     */
     @Override
     public int drive() {
         List<IoLoop> started = loops;
-        if (started == null) {
+        if (!config.callerDrives() || started == null) {
             return 0;
         }
         int ready = 0;

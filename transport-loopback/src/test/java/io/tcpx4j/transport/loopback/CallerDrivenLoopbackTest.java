@@ -12,7 +12,8 @@ import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -22,8 +23,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Two engines without agent threads, moved only by their callers' {@code Engine.progress()}, as a NIXL
- * host drives them: the callers also run the loopback transport's socket turns ({@code drive()}), and a
- * chunked WRITE and READ of 4 MiB land every byte, with the notification after the data.
+ * host drives them: with {@code callerDrives} the callers also run the loopback transport's socket turns
+ * ({@code drive()}), without it the I/O threads do; either way a chunked WRITE and READ of 4 MiB land
+ * every byte, with the notification after the data.
  */
 class CallerDrivenLoopbackTest {
 
@@ -39,8 +41,9 @@ class CallerDrivenLoopbackTest {
         buffers.forEach(NativeMemory::free);
     }
 
-    private LoopbackTransport transport() {
-        LoopbackTransport t = new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false), null);
+    private LoopbackTransport transport(boolean callerDrives) {
+        LoopbackTransport t = new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false)
+                .withCallerDrives(callerDrives), null);
         closeables.add(t);
         return t;
     }
@@ -78,10 +81,11 @@ class CallerDrivenLoopbackTest {
         }
     }
 
-    @Test
-    void callersMoveTheBytesThroughTheTransportsSockets() {
-        LoopbackTransport ta = transport();
-        LoopbackTransport tb = transport();
+    @ParameterizedTest(name = "callers drive the sockets: {0}")
+    @ValueSource(booleans = {true, false})
+    void callersMoveTheBytesThroughTheTransportsSocketsWhenConfiguredTo(boolean callerDrives) {
+        LoopbackTransport ta = transport(callerDrives);
+        LoopbackTransport tb = transport(callerDrives);
         Engine a = engine("alpha", ta);
         Engine b = engine("beta", tb);
         a.loadPeer("beta", b.connInfo());
@@ -109,7 +113,11 @@ class CallerDrivenLoopbackTest {
         drive(a, b, r);
         assertThat(r.status()).as("read %s", r.error()).isEqualTo(TransferStatus.DONE);
         assertThat(bytes(back)).isEqualTo(bytes(src));
-        assertThat(ta.callerTurns()).as("socket turns run by alpha's caller").isPositive();
-        assertThat(tb.callerTurns()).as("socket turns run by beta's caller").isPositive();
+        if (callerDrives) {
+            assertThat(ta.callerTurns()).as("socket turns run by alpha's caller").isPositive();
+            assertThat(tb.callerTurns()).as("socket turns run by beta's caller").isPositive();
+        } else {
+            assertThat(ta.callerTurns() + tb.callerTurns()).as("the I/O threads ran every turn").isZero();
+        }
     }
 }
