@@ -120,9 +120,10 @@ public final class FragmentReader {
      * @throws TransferException BACKEND for a fragment outside the bounce area or the receive
      */
     public boolean next() {
-        if (runAddresses != null) {
-            return nextPiece();
-        }
+        return runAddresses != null ? nextPiece() : nextFragment();
+    }
+
+    private boolean nextFragment() {
         if (index + 1 >= count) {
             index = count;
             return false;
@@ -142,23 +143,13 @@ public final class FragmentReader {
     /** The next piece of a packed receive: the rest of the current fragment, or the next fragment's start. */
     private boolean nextPiece() {
         if (restLength == 0) {
-            if (index + 1 >= count) {
-                index = count;
+            if (!nextFragment()) {
                 return false;
             }
-            index++;
-            long rec = table + (long) index * NetRequest.FRAGMENT_BYTES;
-            long src = Integer.toUnsignedLong(NativeMemory.getInt(rec));
-            long len = Integer.toUnsignedLong(NativeMemory.getInt(rec + 4));
-            long dst = NativeMemory.getLong(rec + 8);
-            check(index, src, len, dst, bounceBytes, size);
-            restSource = src;
-            restLength = len;
-            restDestination = dst;
-            if (len == 0) {
-                sourceOffset = src;
-                destinationOffset = dst;
-                length = 0;
+            restSource = sourceOffset;
+            restLength = length;
+            restDestination = destinationOffset;
+            if (length == 0) {
                 piece = runAddresses[runFirst];
                 return true;
             }

@@ -101,6 +101,18 @@ class FragmentReaderTest {
     }
 
     @Test
+    void aPieceBeyondThePackedDescriptorsIsRejected() {
+        // a receive of 100 bytes whose descriptors cover only 60
+        NetRequest r = table(100, 8192, new long[] {0, 100, 0});
+        FragmentReader reader = new FragmentReader();
+        reader.reset(r, new long[] {1000, 2000}, new long[] {40, 20}, 0, 2);
+        assertThat(reader.next()).isTrue();
+        assertThat(reader.next()).isTrue();
+        assertThatThrownBy(reader::next).isInstanceOf(TransferException.class)
+                .hasMessageContaining("past the packed descriptors");
+    }
+
+    @Test
     void anEmptyTableReadsNothing() {
         FragmentReader reader = new FragmentReader();
         assertThat(reader.reset(new Table(100, 0, 0, 0))).isZero();
