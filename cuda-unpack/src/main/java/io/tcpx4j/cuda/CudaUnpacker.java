@@ -3,7 +3,6 @@ package io.tcpx4j.cuda;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.memory.CpuUnpacker;
 import io.tcpx4j.domain.memory.FragmentReader;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
@@ -34,8 +33,8 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * finishes its last blocks, and each ticket covers its own batch only (tickets may complete out of
  * order).
  *
- * <p>Per receive, the CPU checks the fragment table ({@link io.tcpx4j.domain.memory.FragmentReader},
- * as {@link CpuUnpacker} does) and appends one record per fragment, with absolute addresses, to a
+ * <p>Per receive, the CPU checks the fragment table ({@link FragmentReader}, as the CPU unpacker
+ * does) and appends one record per fragment, with absolute addresses, to a
  * work list in pinned host memory, which the kernel reads in place (or, with
  * {@link Settings#recordsInDeviceMemory()} on, from a copy made on the batch's stream at launch).
  * Work lists are reused once the launch that read them finished; a batch that finds none free gets
@@ -45,8 +44,8 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * work list, split where one descriptor ends and the next begins; so do plain {@link #copy copies} in
  * device memory (the gather of a packed chunk before its send).
  *
- * <p>Kinds: host destinations with host bounce pages are copied by the CPU at once
- * ({@link CpuUnpacker#unpack}); everything else runs on the GPU, which reaches host memory only when
+ * <p>Kinds: host destinations with host bounce pages (and copies in host memory) are copied by the
+ * CPU at once; everything else runs on the GPU, which reaches host memory only when
  * it is pinned and mapped (from {@link CudaDeviceMemory#allocatePinned}, say), else {@code add}
  * throws NOT_SUPPORTED.
  *
@@ -165,31 +164,13 @@ public final class CudaUnpacker implements Unpacker {
     @Override
     public void add(NetRequest request, long destination, MemoryKind destinationKind) {
         requireOpen();
-        if (request.fragmentCount() == 0) {
+        if (reader.reset(request, destination) == 0) {
             return;
         }
-        if (destinationKind == MemoryKind.DRAM && request.bounceKind() == MemoryKind.DRAM) {
-            CpuUnpacker.unpack(request, destination);
-            cpuWork = true;
-            return;
-        }
-        if (destinationKind == MemoryKind.DRAM) {
+        if (destinationKind == MemoryKind.DRAM && request.bounceKind() != MemoryKind.DRAM) {
             requireMapped(destination, "destination");
         }
-        if (request.bounceKind() == MemoryKind.DRAM) {
-            requireMapped(request.bounceBase(), "bounce area");
-        }
-        if (open == null) {
-            open = acquire();
-        }
-        if (open.list.appendIfFits(request, destination)) {
-            return;
-        }
-        open.list.validate(request);
-        WorkList last = open.list.append(request, destination, overflow);
-        if (last != open.list) {
-            throw new IllegalStateException("work list switched without flush");
-        }
+        queueFragments(request, destinationKind);
     }
 
     @Override
@@ -198,17 +179,25 @@ public final class CudaUnpacker implements Unpacker {
         if (reader.reset(request, addresses, lengths, first, end) == 0) {
             return;
         }
+        if (kind == MemoryKind.DRAM && request.bounceKind() != MemoryKind.DRAM) {
+            for (int i = first; i < end; i++) {
+                requireMapped(addresses[i], "destination");
+            }
+        }
+        queueFragments(request, kind);
+    }
+
+    /**
+     * Queues the fragments {@link #reader} was reset to, whose destinations are {@code kind} memory: host
+     * to host the CPU copies at once, everything else goes into the batch's work list.
+     */
+    private void queueFragments(NetRequest request, MemoryKind kind) {
         if (kind == MemoryKind.DRAM && request.bounceKind() == MemoryKind.DRAM) {
             while (reader.next()) {
                 NativeMemory.copy(reader.source(), reader.destination(), reader.length());
             }
             cpuWork = true;
             return;
-        }
-        if (kind == MemoryKind.DRAM) {
-            for (int i = first; i < end; i++) {
-                requireMapped(addresses[i], "destination");
-            }
         }
         if (request.bounceKind() == MemoryKind.DRAM) {
             requireMapped(request.bounceBase(), "bounce area");
@@ -220,10 +209,7 @@ public final class CudaUnpacker implements Unpacker {
             return;
         }
         WorkList.validate(reader);
-        WorkList last = open.list.append(reader, overflow);
-        if (last != open.list) {
-            throw new IllegalStateException("work list switched without flush");
-        }
+        keepAppending(open.list.append(reader, overflow));
     }
 
     @Override
@@ -240,7 +226,11 @@ public final class CudaUnpacker implements Unpacker {
         if (open == null) {
             open = acquire();
         }
-        WorkList last = open.list.appendCopy(source, destination, length, overflow);
+        keepAppending(open.list.appendCopy(source, destination, length, overflow));
+    }
+
+    /** {@code last}, the list an append ended in, must be the open one (a full list was flushed and replaced). */
+    private void keepAppending(WorkList last) {
         if (last != open.list) {
             throw new IllegalStateException("work list switched without flush");
         }
