@@ -94,13 +94,13 @@ final class ChunkPipeline {
                 if (ring.count() >= lane.window) {
                     break;
                 }
-                LocalRegion region = lane.gathered.headRegion();
-                NetRequest req = transport.isend(ch.send, lane.gathered.headAddress(), lane.gathered.headLength(),
-                        (int) lane.seq, registration(ring, region.group, ch.send));
+                int staged = lane.gathered.headStaged();
+                NetRequest req = transport.isend(ch.send, lane.address(staged), lane.gathered.headLength(),
+                        (int) lane.seq, registration(ring, lane.region(staged).group, ch.send));
                 if (req == null) {
                     break;
                 }
-                ring.add(lane.gathered.headPlan(), req, lane.gathered.headStaged());
+                ring.add(lane.gathered.headPlan(), req, staged);
                 lane.gathered.poll();
                 lane.advance(channels.size());
                 work++;
@@ -137,14 +137,12 @@ final class ChunkPipeline {
                     work += gathered;
                     continue;
                 }
-                StagingPool pool = lane.pool(kind, first.range.device());
-                int buffer = pool.take();
-                if (buffer < 0) {
+                staged = lane.take(kind, first.range.device());
+                if (staged < 0) {
                     break;
                 }
-                staged = Lane.poolIndex(kind, first.range.device()) * StagingPool.SLOTS + buffer;
-                region = pool.region();
-                address = pool.address(buffer);
+                region = lane.region(staged);
+                address = lane.address(staged);
                 if (lane.sends) {
                     gather(op, address);
                 }
@@ -190,19 +188,17 @@ final class ChunkPipeline {
             if (kind == MemoryKind.DRAM) {
                 break;
             }
-            StagingPool pool = lane.pool(kind, first.range.device());
-            int buffer = pool.take();
-            if (buffer < 0) {
+            int staged = lane.take(kind, first.range.device());
+            if (staged < 0) {
                 break;
             }
-            long to = pool.address(buffer);
+            long to = lane.address(staged);
             for (int i = op.nextDesc(), end = op.nextRunEnd(); i < end; i++) {
                 long len = op.lengths[i];
                 unpacker.copy(op.addresses[i], to, len, kind);
                 to += len;
             }
-            lane.gathered.add(op, Lane.poolIndex(kind, first.range.device()) * StagingPool.SLOTS + buffer,
-                    pool.address(buffer), op.nextLength(), pool.region());
+            lane.gathered.add(op, staged, op.nextLength());
             op.advance();
             n++;
         }

@@ -41,35 +41,40 @@ final class Lane {
     }
 
     /**
-     * The pool for runs of {@code kind} memory on GPU {@code device} (host memory: the one host pool).
-     * Its index is {@link #poolIndex}; staged buffers are named {@code pool * SLOTS + buffer}.
+     * Takes a free staging buffer for a run of {@code kind} memory on GPU {@code device} (host memory: the
+     * one host pool; device memory: the pool of that GPU, made on first use). Returns its name, {@code pool
+     * * SLOTS + buffer}, for {@link #address}, {@link #region} and {@link #give}; -1 if the pool has none free.
      */
-    StagingPool pool(MemoryKind kind, int device) {
-        if (kind == MemoryKind.DRAM) {
-            return host;
+    int take(MemoryKind kind, int device) {
+        int pool = kind == MemoryKind.DRAM ? 0 : device + 1;
+        if (pool > 0) {
+            if (pool > devices.length) {
+                devices = Arrays.copyOf(devices, pool);
+            }
+            if (devices[pool - 1] == null) {
+                devices[pool - 1] = new StagingPool(memory, kind, device);
+            }
         }
-        if (device >= devices.length) {
-            devices = Arrays.copyOf(devices, device + 1);
-        }
-        if (devices[device] == null) {
-            devices[device] = new StagingPool(memory, kind, device);
-        }
-        return devices[device];
+        int buffer = poolOf(pool).take();
+        return buffer < 0 ? -1 : pool * StagingPool.SLOTS + buffer;
     }
 
-    static int poolIndex(MemoryKind kind, int device) {
-        return kind == MemoryKind.DRAM ? 0 : device + 1;
+    long address(int staged) {
+        return poolOf(staged / StagingPool.SLOTS).address(staged % StagingPool.SLOTS);
     }
 
-    /** The pool a staged buffer name ({@code pool * SLOTS + buffer}) belongs to. */
-    StagingPool poolOf(int staged) {
-        int p = staged / StagingPool.SLOTS;
-        return p == 0 ? host : devices[p - 1];
+    /** The region of staged buffer {@code staged} (for the transport registration). */
+    LocalRegion region(int staged) {
+        return poolOf(staged / StagingPool.SLOTS).region();
     }
 
     /** Gives staged buffer {@code staged} back to its pool. */
     void give(int staged) {
-        poolOf(staged).give(staged % StagingPool.SLOTS);
+        poolOf(staged / StagingPool.SLOTS).give(staged % StagingPool.SLOTS);
+    }
+
+    private StagingPool poolOf(int pool) {
+        return pool == 0 ? host : devices[pool - 1];
     }
 
     /** Moves to the next chunk's sequence number and channel. */
@@ -97,9 +102,7 @@ final class Lane {
         private static final int CAPACITY = StagingPool.SLOTS;
         private final ChunkPlan[] plans = new ChunkPlan[CAPACITY];
         private final int[] staged = new int[CAPACITY];
-        private final long[] addresses = new long[CAPACITY];
         private final int[] lengths = new int[CAPACITY];
-        private final LocalRegion[] regions = new LocalRegion[CAPACITY];
         private final long[] tickets = new long[CAPACITY];
         private int head;
         private int count;
@@ -112,13 +115,12 @@ final class Lane {
             return count == CAPACITY;
         }
 
-        void add(ChunkPlan plan, int stagedBuffer, long address, int length, LocalRegion region) {
+        /** A chunk of {@code plan} of {@code length} bytes gathered into staged buffer {@code stagedBuffer}. */
+        void add(ChunkPlan plan, int stagedBuffer, int length) {
             int i = (head + count) % CAPACITY;
             plans[i] = plan;
             staged[i] = stagedBuffer;
-            addresses[i] = address;
             lengths[i] = length;
-            regions[i] = region;
             tickets[i] = 0;
             count++;
         }
@@ -138,16 +140,8 @@ final class Lane {
             return staged[head];
         }
 
-        long headAddress() {
-            return addresses[head];
-        }
-
         int headLength() {
             return lengths[head];
-        }
-
-        LocalRegion headRegion() {
-            return regions[head];
         }
 
         long headTicket() {
@@ -156,7 +150,6 @@ final class Lane {
 
         void poll() {
             plans[head] = null;
-            regions[head] = null;
             head = (head + 1) % CAPACITY;
             count--;
         }

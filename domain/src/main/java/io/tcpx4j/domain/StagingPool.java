@@ -76,10 +76,6 @@ final class StagingPool {
         return region;
     }
 
-    MemoryKind kind() {
-        return kind;
-    }
-
     /** Frees the buffers; the comms they were registered on are closed and dropped their registrations. */
     void release() {
         if (region != null) {
