@@ -16,7 +16,8 @@
 #
 # A/B builds: VARIANT=name builds the checkout at TREE (default: this one) and puts only its tcpx4j
 # jars into DEST/variants/name/ (a few hundred KB; the dependencies, runtime and scripts come from a
-# plain prepare.sh into the same DEST). run.sh's `ab` stage runs every variant there, interleaved.
+# plain prepare.sh into the same DEST). run.sh's `ab` stage runs every variant there, interleaved, and
+# its `kv` stage each row once per variant named in KV_VARIANTS.
 #
 #   scripts/device/prepare.sh DEST                                   # this checkout: lib/, jre/, ...
 #   VARIANT=gpu2 scripts/device/prepare.sh DEST                      # this checkout as variant gpu2
@@ -34,7 +35,7 @@ if [ -n "${VARIANT:-}" ]; then
     v=$dest/variants/$VARIANT
     rm -rf "$v"
     mkdir -p "$v"
-    for m in api domain inject transport-loopback cuda-unpack; do
+    for m in api domain inject transport-loopback transport-tcpx cuda-unpack cli nixl-backend; do
         cp $m/target/tcpx4j-$m-*.jar "$v/"
     done
     rm -f "$v"/*-sources.jar "$v"/*-javadoc.jar "$v"/tcpx4j-cuda-unpack-*-tests.jar

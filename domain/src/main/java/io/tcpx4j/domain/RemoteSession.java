@@ -7,6 +7,7 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -63,6 +64,7 @@ final class RemoteSession implements Session {
         long[] la = new long[n];
         long[] ra = new long[n];
         long[] len = new long[n];
+        MemoryDescriptor[] regionOf = new MemoryDescriptor[n];
         long bytes = 0;
         boolean remoteHost = true;
         boolean remoteDevice = true;
@@ -73,6 +75,7 @@ final class RemoteSession implements Session {
                 throw new TransferException(Code.NOT_FOUND, "remote descriptor " + i + " " + r
                         + " is not inside a region " + peer.name + " published (load its metadata first)");
             }
+            regionOf[i] = published;
             remoteHost &= published.kind() == MemoryKind.DRAM;
             remoteDevice &= published.kind() == MemoryKind.VRAM;
             la[i] = local.get(i).address();
@@ -81,6 +84,13 @@ final class RemoteSession implements Session {
             bytes += len[i];
         }
         LocalRegion[] pinned = registry.pinLocal(local);
+        int merged = Descriptors.mergeContiguous(la, ra, len, pinned, regionOf);
+        if (merged < n) {
+            la = Arrays.copyOf(la, merged);
+            ra = Arrays.copyOf(ra, merged);
+            len = Arrays.copyOf(len, merged);
+            pinned = Arrays.copyOf(pinned, merged);
+        }
         Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
         boolean localHost = LocalRegion.allHost(pinned);
         boolean inline = bytes <= inlineLimit && (remoteHost || !write) && localHost;
