@@ -28,7 +28,8 @@ final class Contexts implements AutoCloseable {
     private final CUdevice[] devices;
     private final CUcontext[] contexts;
     private final CUstream[] streams;
-    private boolean closed;
+    /** Written under the monitor; read without it by {@link #isClosed}, which ticket polls call from every I/O thread. */
+    private volatile boolean closed;
 
     Contexts() {
         Cuda.ensureAvailable();
@@ -98,7 +99,8 @@ final class Contexts implements AutoCloseable {
         return contexts[device];
     }
 
-    synchronized boolean isClosed() {
+    /** Lock-free: polling threads must not queue behind a thread making a context current or creating a stream. */
+    boolean isClosed() {
         return closed;
     }
 
