@@ -57,7 +57,8 @@ class CoalescedTransferTest {
         return CountingTransportDouble.total(pair);
     }
 
-    private static long[] repeat(long size, int n) {
+    /** {@code n} descriptors of {@code size} bytes. */
+    static long[] repeat(long size, int n) {
         long[] out = new long[n];
         Arrays.fill(out, size);
         return out;

@@ -39,16 +39,10 @@ class ContiguousDescriptorsTest {
                 CountingTransportDouble::new);
     }
 
-    private static long[] repeat(long size, int n) {
-        long[] out = new long[n];
-        Arrays.fill(out, size);
-        return out;
-    }
-
     @Test
     void consecutiveBlocksOnBothSidesTravelAsOneDescriptorInFullChunks() {
         pair(0);
-        long[] sizes = repeat(64 * KIB, 64);
+        long[] sizes = CoalescedTransferTest.repeat(64 * KIB, 64);
         pair.transferAndCheck(true, sizes, false, false);
         // 4 MiB back to back on both sides: 8 chunks of 512 KiB, sent and received, not 64
         assertThat(CountingTransportDouble.total(pair)).as("requests of the WRITE").isEqualTo(2 * 8);
@@ -59,7 +53,7 @@ class ContiguousDescriptorsTest {
     @Test
     void blocksThatFollowEachOtherOnOneSideOnlyStayApart() {
         pair(0);
-        long[] sizes = repeat(64 * KIB, 16);
+        long[] sizes = CoalescedTransferTest.repeat(64 * KIB, 16);
         pair.transferAndCheck(true, sizes, false, true);
         pair.transferAndCheck(false, sizes, true, false);
         assertThat(CountingTransportDouble.total(pair)).isEqualTo(4 * 16);
