@@ -85,7 +85,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
                 return;
             }
             try {
-                LoopbackTransport.configure(ch);
+                Connector.configure(ch);
                 ch.register(loop.selector(), SelectionKey.OP_READ, new HelloReader(ch));
                 handshaking.add(ch);
             } catch (IOException e) {

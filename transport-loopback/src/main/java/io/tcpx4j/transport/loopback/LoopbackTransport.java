@@ -1,7 +1,6 @@
 package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.MemoryDescriptor;
-import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -17,20 +16,10 @@ import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
-import java.net.UnknownHostException;
-import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -50,23 +39,23 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Nothing happens at construction: I/O threads start with the first {@code listen} or
  * {@code connect}. Close the transport to stop them.
  *
+ * <p>The request path ({@code isend}, {@code irecv}, {@code test}, {@code consumed}) is this class's
+ * own; connection set-up belongs to a {@link Connector}, registration checks to a {@link Registrar},
+ * and the I/O threads and the closed state to {@link IoLoops}. Comms that a connect or accept hands
+ * out are tracked here, so that {@code close} closes them.
+ *
  * <p>Thread-safe across comms; each comm is driven by one thread at a time (the SPI's rule).
  */
 public final class LoopbackTransport implements NetTransport {
-
-    private static final System.Logger LOG = System.getLogger(LoopbackTransport.class.getName());
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final LoopbackConfig config;
     private final DeviceMemory deviceMemory;
     private final boolean gpu;
     private final long completionDelayNanos;
+    private final IoLoops loops;
+    private final Connector connector;
+    private final Registrar registrar;
     private final Set<LoopbackComm> comms = ConcurrentHashMap.newKeySet();
-    private final Set<LoopbackListener> listeners = ConcurrentHashMap.newKeySet();
-    private final Map<ByteBuffer, PendingConnect> connecting = new ConcurrentHashMap<>();
-    private volatile List<IoLoop> loops;
-    private int nextLoop;
-    private volatile boolean closed;
     /** Engines to wake on progress; copy-on-write so that signalling allocates nothing. */
     private volatile Runnable[] wakes = new Runnable[0];
 
@@ -84,6 +73,9 @@ public final class LoopbackTransport implements NetTransport {
         this.deviceMemory = deviceMemory;
         this.gpu = deviceMemory != null && deviceMemory.hasDevices();
         this.completionDelayNanos = config.faults().completionDelay().toNanos();
+        this.loops = new IoLoops(config.ioThreads());
+        this.connector = new Connector(this, config, loops);
+        this.registrar = new Registrar(deviceMemory, gpu, cudaSupported());
     }
 
     public LoopbackConfig config() {
@@ -153,84 +145,24 @@ public final class LoopbackTransport implements NetTransport {
     @Override
     public Listener listen(int device) {
         checkOpen();
-        LoopbackListener.checkDevice(device, config.devices());
-        InetAddress host;
-        try {
-            host = InetAddress.getByName(config.bindHost());
-        } catch (UnknownHostException e) {
-            throw new TransferException(Code.INVALID_PARAM, "bindHost " + config.bindHost() + " does not resolve", e);
-        }
-        ServerSocketChannel server = null;
-        try {
-            server = ServerSocketChannel.open();
-            server.configureBlocking(false);
-            server.bind(new InetSocketAddress(host, 0), 64);
-            InetSocketAddress local = (InetSocketAddress) server.getLocalAddress();
-            byte[] nonce = new byte[HandleCodec.NONCE_BYTES];
-            RANDOM.nextBytes(nonce);
-            byte[] handle = HandleCodec.encode(local, config.socketsPerComm(), device, nonce);
-            if (config.faults().corruptHandle()) {
-                handle = HandleCodec.corrupt(handle);
-            }
-            IoLoop loop = nextLoop();
-            LoopbackListener l = new LoopbackListener(this, loop, device, server, nonce, handle);
-            listeners.add(l);
-            loop.execute(l::register);
-            return l;
-        } catch (IOException e) {
-            if (server != null) {
-                try {
-                    server.close();
-                } catch (IOException ignored) {
-                    // reporting the bind failure matters more
-                }
-            }
-            throw new TransferException(Code.BACKEND, "cannot listen on " + config.bindHost() + ": " + e, e);
-        }
+        return connector.listen(device);
     }
 
     @Override
     public SendComm connect(int device, byte[] handle) {
         checkOpen();
-        LoopbackListener.checkDevice(device, config.devices());
-        HandleCodec.Handle decoded = HandleCodec.decode(handle);
-        ByteBuffer key = ByteBuffer.wrap(handle.clone());
-        PendingConnect p = connecting.get(key);
-        if (p == null) {
-            p = new PendingConnect(this, nextLoop(), decoded, RANDOM.nextLong());
-            connecting.put(key, p);
-            PendingConnect started = p;
-            p.loopExecute(started::start);
-            return null;
+        LoopbackSendComm c = connector.connect(device, handle);
+        if (c != null) {
+            comms.add(c);
         }
-        TransferException f = p.failure;
-        if (f != null) {
-            connecting.remove(key);
-            throw new TransferException(f.code(), p.failureMessage, f);
-        }
-        LoopbackSendComm c = p.comm;
-        if (c == null) {
-            return null;
-        }
-        connecting.remove(key);
-        comms.add(c);
         return c;
     }
 
     @Override
     public RecvComm accept(Listener listener) {
         checkOpen();
-        LoopbackListener l = listener(listener);
-        if (l.closed) {
-            throw new TransferException(Code.INVALID_PARAM, "listener is closed");
-        }
-        if (l.yielded) {
-            // as TCPX, whose accept frees its state on success: a second accept would double-free
-            throw new TransferException(Code.INVALID_PARAM, "listener already yielded its comm: a listener yields exactly one");
-        }
-        LoopbackRecvComm c = l.poll();
+        LoopbackRecvComm c = connector.accept(listener);
         if (c != null) {
-            l.yielded = true;
             comms.add(c);
         }
         return c;
@@ -238,51 +170,12 @@ public final class LoopbackTransport implements NetTransport {
 
     @Override
     public MemoryRegistration register(Comm comm, long address, long size, PtrType type) {
-        LoopbackComm c = comm(comm);
-        if (c.closed) {
-            throw new TransferException(Code.INVALID_PARAM, "comm is closed");
-        }
-        Objects.requireNonNull(type, "type");
-        if (size < 0 || (address == 0 && size > 0)) {
-            throw new TransferException(Code.INVALID_PARAM, "bad range 0x" + Long.toHexString(address) + "+" + size);
-        }
-        switch (type) {
-            case HOST:
-                break;
-            case CUDA:
-                if (!cudaSupported()) {
-                    throw new TransferException(Code.NOT_SUPPORTED, "CUDA memory needs a DeviceMemory with devices"
-                            + " (the cuda-unpack module on a GPU host) or LoopbackConfig.cudaAsHost");
-                }
-                // TCPX registers CUDA memory as a dma-buf, which works on whole 4 KiB pages only
-                if (size == 0 || address % CUDA_ALIGNMENT != 0 || size % CUDA_ALIGNMENT != 0) {
-                    throw new TransferException(Code.INVALID_PARAM, "CUDA registrations must be 4 KiB aligned in"
-                            + " start and size: 0x" + Long.toHexString(address) + "+" + size);
-                }
-                break;
-            default:
-                throw new TransferException(Code.NOT_SUPPORTED, type + " registrations are not supported");
-        }
-        return new LoopbackRegistration(c, address, size, type, deviceOf(address, size, type));
-    }
-
-    /**
-     * The GPU that owns a CUDA registration, so that its staging copies run there (each process may
-     * see several GPUs); once per registration, not per send.
-     */
-    private int deviceOf(long address, long size, PtrType type) {
-        if (!gpu || type != PtrType.CUDA) {
-            return 0;
-        }
-        MemoryDescriptor range = deviceMemory.allocationRange(address, size);
-        return range.kind() == MemoryKind.VRAM ? range.device() : 0;
+        return registrar.register(comm(comm), address, size, type);
     }
 
     @Override
     public void deregister(Comm comm, MemoryRegistration registration) {
-        LoopbackComm c = comm(comm);
-        LoopbackRegistration r = registration(c, registration);
-        r.valid = false;
+        Registrar.deregister(comm(comm), registration);
     }
 
     @Override
@@ -291,7 +184,7 @@ public final class LoopbackTransport implements NetTransport {
             throw new TransferException(Code.INVALID_PARAM, "not a send comm of this transport: " + comm);
         }
         c.checkUsable();
-        LoopbackRegistration r = covering(c, registration, address, size);
+        LoopbackRegistration r = Registrar.covering(c, registration, address, size);
         if (c.inUse() == MAX_REQUESTS) {
             return null;
         }
@@ -311,7 +204,7 @@ public final class LoopbackTransport implements NetTransport {
             throw new TransferException(Code.INVALID_PARAM, "not a receive comm of this transport: " + comm);
         }
         c.checkUsable();
-        LoopbackRegistration r = covering(c, registration, address, size);
+        LoopbackRegistration r = Registrar.covering(c, registration, address, size);
         boolean bounce = config.devmem() || (gpu && r.type() == PtrType.CUDA);
         if (bounce && size > NetRequest.MAX_FRAGMENTS * BouncePool.PAGE) {
             throw new TransferException(Code.INVALID_PARAM, "a receive holds at most " + NetRequest.MAX_FRAGMENTS
@@ -424,37 +317,19 @@ public final class LoopbackTransport implements NetTransport {
 
     @Override
     public void closeListen(Listener listener) {
-        LoopbackListener l = listener(listener);
-        l.close();
-        listeners.remove(l);
+        connector.closeListen(listener);
     }
 
     @Override
     public void close() {
-        List<IoLoop> started;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            started = loops;
+        if (!loops.close()) {
+            return;
         }
         for (LoopbackComm c : comms) {
             c.close();
         }
-        for (LoopbackListener l : listeners) {
-            l.close();
-        }
-        listeners.clear();
-        for (PendingConnect p : connecting.values()) {
-            p.loopExecute(p::abandon);
-        }
-        connecting.clear();
-        if (started != null) {
-            for (IoLoop loop : started) {
-                loop.shutdown();
-            }
-        }
+        connector.close();
+        loops.shutdown();
     }
 
     // ---- internals shared with the comms
@@ -479,59 +354,22 @@ public final class LoopbackTransport implements NetTransport {
         }
     }
 
-    static void configure(SocketChannel ch) throws IOException {
-        ch.configureBlocking(false);
-        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-    }
-
     /**
      * Runs one turn of every I/O loop on the calling thread (see {@link IoLoop#drive()}), if
      * {@link LoopbackConfig#callerDrives()}; else nothing (the I/O threads do the socket work).
      */
     @Override
     public int drive() {
-        List<IoLoop> started = loops;
-        if (!config.callerDrives() || started == null) {
-            return 0;
-        }
-        int ready = 0;
-        for (IoLoop loop : started) {
-            ready += loop.drive();
-        }
-        return ready;
+        return config.callerDrives() ? loops.drive() : 0;
     }
 
     /** Turns callers ran on the I/O loops so far (for tests). */
     long callerTurns() {
-        List<IoLoop> started = loops;
-        long n = 0;
-        if (started != null) {
-            for (IoLoop loop : started) {
-                n += loop.callerTurns();
-            }
-        }
-        return n;
-    }
-
-    private synchronized IoLoop nextLoop() {
-        if (closed) {
-            throw new TransferException(Code.INVALID_PARAM, "transport is closed");
-        }
-        if (loops == null) {
-            List<IoLoop> l = new ArrayList<>(config.ioThreads());
-            for (int i = 0; i < config.ioThreads(); i++) {
-                l.add(new IoLoop("tcpx4j-loopback-io-" + i));
-            }
-            loops = l;
-            LOG.log(System.Logger.Level.DEBUG, "loopback transport started " + l.size() + " I/O threads");
-        }
-        IoLoop loop = loops.get(nextLoop);
-        nextLoop = (nextLoop + 1) % loops.size();
-        return loop;
+        return loops.callerTurns();
     }
 
     private void checkOpen() {
-        if (closed) {
+        if (loops.isClosed()) {
             throw new TransferException(Code.INVALID_PARAM, "transport is closed");
         }
     }
@@ -543,38 +381,10 @@ public final class LoopbackTransport implements NetTransport {
         return c;
     }
 
-    private LoopbackListener listener(Listener listener) {
-        if (!(listener instanceof LoopbackListener l) || !listeners.contains(l)) {
-            throw new TransferException(Code.INVALID_PARAM, "not an open listener of this transport: " + listener);
-        }
-        return l;
-    }
-
     private LoopbackRequest request(NetRequest request) {
         if (!(request instanceof LoopbackRequest q) || q.comm.transport != this) {
             throw new TransferException(Code.INVALID_PARAM, "not a request of this transport: " + request);
         }
         return q;
-    }
-
-    private static LoopbackRegistration registration(LoopbackComm c, MemoryRegistration registration) {
-        if (!(registration instanceof LoopbackRegistration r) || r.comm != c) {
-            throw new TransferException(Code.INVALID_PARAM,
-                    "registration was not made on this comm (registrations are per comm): " + registration);
-        }
-        if (!r.valid) {
-            throw new TransferException(Code.INVALID_PARAM, "registration was deregistered: " + r);
-        }
-        return r;
-    }
-
-    private static LoopbackRegistration covering(LoopbackComm c, MemoryRegistration registration, long address,
-                                                 int size) {
-        LoopbackRegistration r = registration(c, registration);
-        if (size < 0 || !r.covers(address, size)) {
-            throw new TransferException(Code.INVALID_PARAM, "[0x" + Long.toHexString(address) + ", +" + size
-                    + ") is outside " + r);
-        }
-        return r;
     }
 }

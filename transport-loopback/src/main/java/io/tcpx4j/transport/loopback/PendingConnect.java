@@ -50,7 +50,7 @@ final class PendingConnect {
             for (int i = 0; i < channels.length; i++) {
                 SocketChannel ch = SocketChannel.open();
                 channels[i] = ch;
-                LoopbackTransport.configure(ch);
+                Connector.configure(ch);
                 Step step = new Step(i);
                 keys[i] = ch.register(loop.selector(), SelectionKey.OP_CONNECT, step);
                 if (ch.connect(handle.address())) {

@@ -1,0 +1,98 @@
+package io.tcpx4j.transport.loopback;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The transport's I/O loops: none until the first {@link #next()}, then {@code ioThreads} of them,
+ * handed out round-robin to listeners and connections. It also holds the transport's closed state,
+ * because closing is what must exclude starting: once {@link #close()} has run, {@link #next()}
+ * throws, so the loops {@link #shutdown()} stops are all the loops there will ever be.
+ *
+ * <p>Thread-safe: {@link #next()} and {@link #close()} hold this object's monitor; the loop list is
+ * published through a volatile field for {@link #drive()}, {@link #callerTurns()} and
+ * {@link #shutdown()}.
+ */
+final class IoLoops {
+
+    /** Logs under the transport's name, the one a user configures for this adapter. */
+    private static final System.Logger LOG = System.getLogger(LoopbackTransport.class.getName());
+
+    private final int ioThreads;
+    private volatile List<IoLoop> loops;
+    private int nextLoop;
+    private volatile boolean closed;
+
+    IoLoops(int ioThreads) {
+        this.ioThreads = ioThreads;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** The loop for a new listener or connection, starting the loops on first use. */
+    synchronized IoLoop next() {
+        if (closed) {
+            throw new TransferException(Code.INVALID_PARAM, "transport is closed");
+        }
+        if (loops == null) {
+            List<IoLoop> l = new ArrayList<>(ioThreads);
+            for (int i = 0; i < ioThreads; i++) {
+                l.add(new IoLoop("tcpx4j-loopback-io-" + i));
+            }
+            loops = l;
+            LOG.log(System.Logger.Level.DEBUG, "loopback transport started " + l.size() + " I/O threads");
+        }
+        IoLoop loop = loops.get(nextLoop);
+        nextLoop = (nextLoop + 1) % loops.size();
+        return loop;
+    }
+
+    /** Refuses further {@link #next()}; true for the one call that closed, false if already closed. */
+    synchronized boolean close() {
+        if (closed) {
+            return false;
+        }
+        closed = true;
+        return true;
+    }
+
+    /** Stops the loops that started, if any; after {@link #close()}, when nothing needs a loop task any more. */
+    void shutdown() {
+        List<IoLoop> started = loops;
+        if (started != null) {
+            for (IoLoop loop : started) {
+                loop.shutdown();
+            }
+        }
+    }
+
+    /** One turn of every started loop on the calling thread (see {@link IoLoop#drive()}). */
+    int drive() {
+        List<IoLoop> started = loops;
+        if (started == null) {
+            return 0;
+        }
+        int ready = 0;
+        for (IoLoop loop : started) {
+            ready += loop.drive();
+        }
+        return ready;
+    }
+
+    /** Turns callers ran on the loops so far (for tests). */
+    long callerTurns() {
+        List<IoLoop> started = loops;
+        long n = 0;
+        if (started != null) {
+            for (IoLoop loop : started) {
+                n += loop.callerTurns();
+            }
+        }
+        return n;
+    }
+}
