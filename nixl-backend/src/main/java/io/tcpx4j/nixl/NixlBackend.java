@@ -1,24 +1,16 @@
 package io.tcpx4j.nixl;
 
-import io.tcpx4j.api.MemoryDescriptor;
-import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
-import io.tcpx4j.api.RegisteredMemory;
-import io.tcpx4j.api.Session;
-import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+
+import static io.tcpx4j.nixl.NixlArgs.requireAgent;
+import static io.tcpx4j.nixl.NixlArgs.requireOut;
 
 /**
  * The TCPX backend of NIXL, method for method as NIXL's backend engine declares them
@@ -77,12 +69,10 @@ public final class NixlBackend implements AutoCloseable {
     private final TransferEngine engine;
     private final boolean inlineProgress;
     private final AutoCloseable resources;
-    private final CostModel cost;
+    /** Metadata ids and transfer handles are drawn from one sequence: no id is ever both. */
     private final AtomicLong ids = new AtomicLong();
-    private final Map<Long, Metadata> metadata = new ConcurrentHashMap<>();
-    private final Map<Long, Xfer> xfers = new ConcurrentHashMap<>();
-    /** How many loadRemoteMD ids refer to one (agent, blob): the engine hears of it once. */
-    private final Map<RemoteKey, Integer> remoteRefs = new ConcurrentHashMap<>();
+    private final MetadataTable metadata;
+    private final TransferHandles transfers;
     private volatile boolean closed;
 
     /**
@@ -105,8 +95,10 @@ public final class NixlBackend implements AutoCloseable {
     public NixlBackend(TransferEngine engine, AutoCloseable resources, CostModel cost, boolean inlineProgress) {
         this.engine = Objects.requireNonNull(engine, "engine");
         this.resources = Objects.requireNonNull(resources, "resources");
-        this.cost = Objects.requireNonNull(cost, "cost");
+        Objects.requireNonNull(cost, "cost");
         this.inlineProgress = inlineProgress;
+        this.metadata = new MetadataTable(engine, ids::incrementAndGet);
+        this.transfers = new TransferHandles(engine, metadata, cost, ids::incrementAndGet);
     }
 
     /** Runs the engine's progress work on this thread when the backend is in inline mode. */
@@ -156,38 +148,17 @@ public final class NixlBackend implements AutoCloseable {
      * @return SUCCESS; NOT_SUPPORTED for a memory type other than DRAM or VRAM; INVALID_PARAM for a bad range
      */
     public int registerMem(long addr, long len, int devId, int memType, long[] mdOut) {
-        return guard(() -> {
-            requireOut(mdOut);
-            MemoryDescriptor range = descriptor(addr, len, devId, memType);
-            RegisteredMemory registered = engine.register(range);
-            long id = nextId();
-            metadata.put(id, new Local(registered));
-            mdOut[0] = id;
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> metadata.register(addr, len, devId, memType, mdOut));
     }
 
     /** Deregisters what {@link #registerMem} registered. NOT_FOUND for an id that is no registration. */
     public int deregisterMem(long md) {
-        return guard(() -> {
-            if (!(metadata.get(md) instanceof Local local) || !metadata.remove(md, local)) {
-                throw new TransferException(Code.NOT_FOUND, "no registration with id " + md);
-            }
-            local.memory.close();
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> metadata.deregister(md));
     }
 
     /** The blob a peer passes to its {@link #loadRemoteMD}: {@code out[0]}. */
     public int getPublicData(long md, byte[][] out) {
-        return guard(() -> {
-            requireOut(out);
-            if (!(metadata.get(md) instanceof Local local)) {
-                throw new TransferException(Code.NOT_FOUND, "no registration with id " + md);
-            }
-            out[0] = local.memory.publicMetadata();
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> metadata.publicData(md, out));
     }
 
     /**
@@ -195,16 +166,7 @@ public final class NixlBackend implements AutoCloseable {
      * {@code out[0]}, a new id that {@link #unloadMD} releases (the registration stays).
      */
     public int loadLocalMD(long md, long[] out) {
-        return guard(() -> {
-            requireOut(out);
-            if (!(metadata.get(md) instanceof Local local)) {
-                throw new TransferException(Code.NOT_FOUND, "no registration with id " + md);
-            }
-            long id = nextId();
-            metadata.put(id, new LocalTarget(local));
-            out[0] = id;
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> metadata.loadLocal(md, out));
     }
 
     /**
@@ -213,45 +175,12 @@ public final class NixlBackend implements AutoCloseable {
      */
     public int loadRemoteMD(long addr, long len, int devId, int memType, byte[] blob, String remoteAgent,
                             long[] out) {
-        return guard(() -> {
-            requireOut(out);
-            requireAgent(remoteAgent);
-            if (blob == null) {
-                throw new TransferException(Code.INVALID_PARAM, "no metadata blob");
-            }
-            MemoryDescriptor range = descriptor(addr, len, devId, memType);
-            RemoteKey key = new RemoteKey(remoteAgent, ByteBuffer.wrap(blob.clone()));
-            synchronized (remoteRefs) {
-                if (!remoteRefs.containsKey(key)) {
-                    engine.loadRemoteMetadata(remoteAgent, blob);
-                }
-                remoteRefs.merge(key, 1, Integer::sum);
-            }
-            long id = nextId();
-            metadata.put(id, new Remote(remoteAgent, range, key));
-            out[0] = id;
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> metadata.loadRemote(addr, len, devId, memType, blob, remoteAgent, out));
     }
 
     /** Releases an id from {@link #loadLocalMD} or {@link #loadRemoteMD}. */
     public int unloadMD(long md) {
-        return guard(() -> {
-            Metadata m = metadata.get(md);
-            if (!(m instanceof Remote || m instanceof LocalTarget) || !metadata.remove(md, m)) {
-                throw new TransferException(Code.NOT_FOUND, "no loaded metadata with id " + md);
-            }
-            if (m instanceof Remote remote) {
-                synchronized (remoteRefs) {
-                    Integer left = remoteRefs.merge(remote.key, -1, Integer::sum);
-                    if (left != null && left <= 0) {
-                        remoteRefs.remove(remote.key);
-                        engine.unloadRemoteMetadata(remote.agent, remote.key.blobBytes());
-                    }
-                }
-            }
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> metadata.unload(md));
     }
 
     // ------------------------------------------------------------------ connections
@@ -320,40 +249,8 @@ public final class NixlBackend implements AutoCloseable {
     public int prepXfer(int op, int localMem, long[] localAddr, long[] localLen, int[] localDev, long[] localMd,
                         int remoteMem, long[] remoteAddr, long[] remoteLen, int[] remoteDev, long[] remoteMd,
                         String remoteAgent, long[] handleOut) {
-        return guard(() -> {
-            requireOut(handleOut);
-            requireAgent(remoteAgent);
-            if (op != OP_READ && op != OP_WRITE) {
-                throw new TransferException(Code.INVALID_PARAM, "operation " + op + " is neither READ nor WRITE");
-            }
-            int n = count(localAddr, localLen, localDev, localMd, "local");
-            int m = count(remoteAddr, remoteLen, remoteDev, remoteMd, "remote");
-            if (n != m) {
-                throw new TransferException(Code.MISMATCH, n + " local descriptors but " + m + " remote ones");
-            }
-            boolean self = remoteAgent.equals(engine.name());
-            List<MemoryDescriptor> local = new ArrayList<>(n);
-            List<MemoryDescriptor> remote = new ArrayList<>(n);
-            long bytes = 0;
-            for (int i = 0; i < n; i++) {
-                if (localLen[i] != remoteLen[i]) {
-                    throw new TransferException(Code.MISMATCH,
-                            "descriptor " + i + ": " + localLen[i] + " local bytes but " + remoteLen[i] + " remote");
-                }
-                MemoryDescriptor l = descriptor(localAddr[i], localLen[i], localDev[i], localMem);
-                MemoryDescriptor r = descriptor(remoteAddr[i], remoteLen[i], remoteDev[i], remoteMem);
-                checkInside(l, localRange(localMd[i]), "local", i);
-                checkInside(r, remoteRange(remoteMd[i], remoteAgent, self), "remote", i);
-                local.add(l);
-                remote.add(r);
-                bytes += l.length();
-            }
-            Session session = engine.session(remoteAgent);
-            long id = nextId();
-            xfers.put(id, new Xfer(op, session, List.copyOf(local), List.copyOf(remote), bytes, self));
-            handleOut[0] = id;
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> transfers.prepare(op, localMem, localAddr, localLen, localDev, localMd,
+                remoteMem, remoteAddr, remoteLen, remoteDev, remoteMd, remoteAgent, handleOut));
     }
 
     /**
@@ -366,7 +263,7 @@ public final class NixlBackend implements AutoCloseable {
      */
     public int postXfer(long handle, byte[] notif) {
         return guard(() -> {
-            int status = xfer(handle).post(notif);
+            int status = transfers.post(handle, notif);
             progress();
             return status;
         });
@@ -376,7 +273,7 @@ public final class NixlBackend implements AutoCloseable {
     public int checkXfer(long handle) {
         return guard(() -> {
             progress();
-            return xfer(handle).check();
+            return transfers.check(handle);
         });
     }
 
@@ -385,14 +282,7 @@ public final class NixlBackend implements AutoCloseable {
      * class comment for the memory it still uses). SUCCESS, or NOT_FOUND for an unknown handle.
      */
     public int releaseReqH(long handle) {
-        return guard(() -> {
-            Xfer x = xfers.remove(handle);
-            if (x == null) {
-                throw new TransferException(Code.NOT_FOUND, "no transfer handle " + handle);
-            }
-            x.release();
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> transfers.release(handle));
     }
 
     /**
@@ -400,17 +290,7 @@ public final class NixlBackend implements AutoCloseable {
      * error margin in microseconds, {@code out[2]} the method ({@link #COST_ANALYTICAL_BACKEND}).
      */
     public int estimateXferCost(long handle, long[] out) {
-        return guard(() -> {
-            if (out == null || out.length < 3) {
-                throw new TransferException(Code.INVALID_PARAM, "need an output array of 3");
-            }
-            Xfer x = xfer(handle);
-            long us = cost.micros(x.bytes, x.self);
-            out[0] = us;
-            out[1] = cost.marginMicros(us);
-            out[2] = COST_ANALYTICAL_BACKEND;
-            return NixlStatus.SUCCESS;
-        });
+        return guard(() -> transfers.estimate(handle, out));
     }
 
     // ------------------------------------------------------------------ notifications
@@ -445,35 +325,12 @@ public final class NixlBackend implements AutoCloseable {
      * {@code u32 agentLength, agent (UTF-8), u32 messageLength, message}.
      */
     public static byte[] packNotifications(List<Notification> notifications) {
-        int size = 4;
-        List<byte[]> agents = new ArrayList<>(notifications.size());
-        for (Notification n : notifications) {
-            byte[] agent = n.agent().getBytes(StandardCharsets.UTF_8);
-            agents.add(agent);
-            size += 8 + agent.length + n.message().length;
-        }
-        ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
-        b.putInt(notifications.size());
-        for (int i = 0; i < notifications.size(); i++) {
-            byte[] message = notifications.get(i).message();
-            b.putInt(agents.get(i).length).put(agents.get(i)).putInt(message.length).put(message);
-        }
-        return b.array();
+        return NotificationCodec.pack(notifications);
     }
 
     /** The inverse of {@link #packNotifications}. */
     public static List<Notification> unpackNotifications(byte[] packed) {
-        ByteBuffer b = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
-        int count = b.getInt();
-        List<Notification> out = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            byte[] agent = new byte[b.getInt()];
-            b.get(agent);
-            byte[] message = new byte[b.getInt()];
-            b.get(message);
-            out.add(new Notification(new String(agent, StandardCharsets.UTF_8), message));
-        }
-        return out;
+        return NotificationCodec.unpack(packed);
     }
 
     // ------------------------------------------------------------------ lifecycle
@@ -489,18 +346,8 @@ public final class NixlBackend implements AutoCloseable {
             return;
         }
         closed = true;
-        xfers.values().forEach(Xfer::release);
-        xfers.clear();
-        for (Metadata m : metadata.values()) {
-            if (m instanceof Local local) {
-                try {
-                    local.memory.close();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "deregistration at close failed", e);
-                }
-            }
-        }
-        metadata.clear();
+        transfers.releaseAll();
+        metadata.deregisterAll();
         try {
             resources.close();
         } catch (Exception e) {
@@ -527,155 +374,6 @@ public final class NixlBackend implements AutoCloseable {
             // Not a TransferException: a bug somewhere; NIXL only gets a number, so say more here.
             LOG.log(System.Logger.Level.WARNING, "unexpected failure in NIXL backend " + engine.name(), e);
             return NixlStatus.ERR_UNKNOWN;
-        }
-    }
-
-    private long nextId() {
-        return ids.incrementAndGet();
-    }
-
-    private Xfer xfer(long handle) {
-        Xfer x = xfers.get(handle);
-        if (x == null) {
-            throw new TransferException(Code.NOT_FOUND, "no transfer handle " + handle);
-        }
-        return x;
-    }
-
-    private MemoryDescriptor localRange(long md) {
-        if (!(metadata.get(md) instanceof Local local)) {
-            throw new TransferException(Code.NOT_FOUND, "no registration with id " + md);
-        }
-        return local.memory.descriptor();
-    }
-
-    private MemoryDescriptor remoteRange(long md, String remoteAgent, boolean self) {
-        Metadata m = metadata.get(md);
-        if (self) {
-            if (m instanceof LocalTarget target) {
-                return target.local.memory.descriptor();
-            }
-            if (m instanceof Local local) {
-                return local.memory.descriptor();
-            }
-            throw new TransferException(Code.NOT_FOUND, "no local target metadata with id " + md);
-        }
-        if (!(m instanceof Remote remote)) {
-            throw new TransferException(Code.NOT_FOUND, "no remote metadata with id " + md);
-        }
-        if (!remote.agent.equals(remoteAgent)) {
-            throw new TransferException(Code.INVALID_PARAM,
-                    "metadata " + md + " belongs to agent " + remote.agent + ", not " + remoteAgent);
-        }
-        return remote.range;
-    }
-
-    private static void checkInside(MemoryDescriptor d, MemoryDescriptor region, String side, int i) {
-        if (d.kind() != region.kind() || !region.contains(d.address(), d.length())) {
-            throw new TransferException(Code.NOT_ALLOWED, side + " descriptor " + i + " " + d
-                    + " is not inside its metadata's region " + region);
-        }
-    }
-
-    private static int count(long[] addr, long[] len, int[] dev, long[] md, String side) {
-        if (addr == null || len == null || dev == null || md == null) {
-            throw new TransferException(Code.INVALID_PARAM, "missing " + side + " descriptor arrays");
-        }
-        int n = addr.length;
-        if (len.length != n || dev.length != n || md.length != n) {
-            throw new TransferException(Code.INVALID_PARAM, side + " descriptor arrays differ in length");
-        }
-        return n;
-    }
-
-    private static MemoryDescriptor descriptor(long addr, long len, int devId, int memType) {
-        MemoryKind kind = switch (memType) {
-            case DRAM_SEG -> MemoryKind.DRAM;
-            case VRAM_SEG -> MemoryKind.VRAM;
-            default -> throw new TransferException(Code.NOT_SUPPORTED,
-                    "memory type " + memType + ": TCPX moves DRAM_SEG and VRAM_SEG only");
-        };
-        return new MemoryDescriptor(addr, len, kind, devId);
-    }
-
-    private static void requireOut(Object[] out) {
-        if (out == null || out.length < 1) {
-            throw new TransferException(Code.INVALID_PARAM, "no output array");
-        }
-    }
-
-    private static void requireOut(long[] out) {
-        if (out == null || out.length < 1) {
-            throw new TransferException(Code.INVALID_PARAM, "no output array");
-        }
-    }
-
-    private static void requireAgent(String agent) {
-        if (agent == null || agent.isEmpty()) {
-            throw new TransferException(Code.INVALID_PARAM, "no agent name");
-        }
-    }
-
-    private sealed interface Metadata permits Local, LocalTarget, Remote {
-    }
-
-    private record Local(RegisteredMemory memory) implements Metadata {
-    }
-
-    private record LocalTarget(Local local) implements Metadata {
-    }
-
-    private record Remote(String agent, MemoryDescriptor range, RemoteKey key) implements Metadata {
-    }
-
-    private record RemoteKey(String agent, ByteBuffer blob) {
-        byte[] blobBytes() {
-            byte[] b = new byte[blob.remaining()];
-            blob.duplicate().get(b);
-            return b;
-        }
-    }
-
-    /** One prepared transfer; posts, checks and release are serialised on it. */
-    private static final class Xfer {
-        private final int op;
-        private final Session session;
-        private final List<MemoryDescriptor> local;
-        private final List<MemoryDescriptor> remote;
-        private final long bytes;
-        private final boolean self;
-        private Transfer current;
-
-        Xfer(int op, Session session, List<MemoryDescriptor> local, List<MemoryDescriptor> remote, long bytes,
-             boolean self) {
-            this.op = op;
-            this.session = session;
-            this.local = local;
-            this.remote = remote;
-            this.bytes = bytes;
-            this.self = self;
-        }
-
-        synchronized int post(byte[] notif) {
-            if (current != null && !current.status().isTerminal()) {
-                return NixlStatus.ERR_REPOST_ACTIVE;
-            }
-            current = op == OP_WRITE ? session.write(local, remote, notif) : session.read(local, remote, notif);
-            return state(current);
-        }
-
-        synchronized int check() {
-            return current == null ? NixlStatus.ERR_NOT_POSTED : state(current);
-        }
-
-        synchronized void release() {
-            if (current != null) {
-                current.release();
-            }
-        }
-
-        private static int state(Transfer t) {
-            return NixlStatus.of(t.status(), t.error().orElse(null));
         }
     }
 }
