@@ -64,6 +64,13 @@ final class NcclResult {
                 + " (the plugin's own log lines, routed to System.Logger io.tcpx4j.transport.tcpx.plugin, say why)");
     }
 
+    /** Throws {@link #control} unless {@code rc} is ncclSuccess. */
+    static void checkControl(String call, int rc) {
+        if (rc != SUCCESS) {
+            throw control(call, rc);
+        }
+    }
+
     static TransferException data(String call, int rc) {
         return new TransferException(dataCode(rc), "TCPX " + call + " failed: " + name(rc)
                 + (dataCode(rc) == TransferException.Code.REMOTE_DISCONNECT
