@@ -1,28 +1,18 @@
 package io.tcpx4j.cuda;
 
-import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.FragmentReader;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.Unpacker;
-import jcuda.Pointer;
 import jcuda.driver.CUstream;
-import jcuda.driver.CUstream_flags;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
-
-import static jcuda.driver.JCudaDriver.cuMemcpyAsync;
-import static jcuda.driver.JCudaDriver.cuStreamCreate;
-import static jcuda.driver.JCudaDriver.cuStreamDestroy;
-import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 /**
  * {@link Unpacker} that scatters fragments with the tcpx4j unpack kernel on one GPU: every receive
@@ -80,35 +70,7 @@ public final class CudaUnpacker implements Unpacker {
         }
     }
 
-    /** A work list and what launching it needs. */
-    private static final class Slot {
-        final MemoryDescriptor host;
-        final MemoryDescriptor device; // null unless recordsInDeviceMemory
-        final WorkList list;
-        final int[] count = {0};
-        final int[] unit = {1};
-        final Pointer params;
-        /** 0: free; OPEN: part of the batch not yet submitted; else the ticket that covers it. */
-        long ticket;
-
-        Slot(MemoryDescriptor host, MemoryDescriptor device, int capacity) {
-            this.host = host;
-            this.device = device;
-            this.list = new WorkList(host.address(), capacity);
-            long table = device != null ? device.address() : host.address(); // unified addressing
-            // Built once: the launch only changes count[0] and unit[0], so launching allocates
-            // nothing. Kernels without the 4th parameter (records per warp) do not read it.
-            this.params = Pointer.to(Pointer.to(new long[] {table}), Pointer.to(new int[] {capacity}),
-                    Pointer.to(count), Pointer.to(unit));
-        }
-    }
-
-    private static final long OPEN = -1;
-
     private final CudaDeviceMemory memory;
-    private final Contexts contexts;
-    private final int device;
-    private final Settings settings;
     private final UnpackKernel kernel;
     /**
      * Streams consecutive batches take turns on. Two let a launch overlap the previous one's ramp
@@ -116,19 +78,12 @@ public final class CudaUnpacker implements Unpacker {
      */
     static final int STREAMS = 2;
 
-    private final CUstream[] streams = new CUstream[STREAMS];
-    /** The stream of the batch being built; the next one takes the next stream. */
-    private int turn;
-    private final EventRing events = new EventRing();
-    private final List<Slot> ring = new ArrayList<>();
-    private final List<Slot> batch = new ArrayList<>();
-    private final WorkList.Overflow overflow = this::flush;
+    /** Where queued work goes to the GPU: the work lists, streams, tickets and kernel. */
+    private final Launcher launcher;
+    private final WorkList.Overflow overflow;
     private final FragmentReader reader = new FragmentReader();
-    private int cursor;
-    private Slot open;
     private boolean cpuWork;
     private long checkedHost;
-    private long launches;
     private boolean closed;
 
     /** An unpacker on GPU {@code device} with {@link Settings#DEFAULT}. */
@@ -143,22 +98,10 @@ public final class CudaUnpacker implements Unpacker {
     /** An unpacker that launches {@code kernel} (loaded into {@code device}'s context); it closes it. */
     CudaUnpacker(CudaDeviceMemory memory, int device, Settings settings, UnpackKernel kernel) {
         this.memory = Objects.requireNonNull(memory, "memory");
-        this.contexts = memory.contexts();
-        this.device = device;
-        this.settings = Objects.requireNonNull(settings, "settings");
+        Objects.requireNonNull(settings, "settings");
         this.kernel = Objects.requireNonNull(kernel, "kernel");
-        try {
-            contexts.makeCurrent(device);
-            for (int i = 0; i < STREAMS; i++) {
-                CUstream stream = new CUstream();
-                CudaCheck.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-                streams[i] = stream;
-            }
-        } catch (TransferException e) {
-            destroyStreams();
-            kernel.close();
-            throw e;
-        }
+        this.launcher = new Launcher(memory, device, settings, kernel);
+        this.overflow = launcher::flush;
     }
 
     @Override
@@ -202,14 +145,12 @@ public final class CudaUnpacker implements Unpacker {
         if (request.bounceKind() == MemoryKind.DRAM) {
             requireMapped(request.bounceBase(), "bounce area");
         }
-        if (open == null) {
-            open = acquire();
-        }
-        if (open.list.appendIfFits(reader)) {
+        WorkList open = launcher.open();
+        if (open.appendIfFits(reader)) {
             return;
         }
         WorkList.validate(reader);
-        keepAppending(open.list.append(reader, overflow));
+        keepAppending(open.append(reader, overflow));
     }
 
     @Override
@@ -223,15 +164,12 @@ public final class CudaUnpacker implements Unpacker {
             cpuWork = true;
             return;
         }
-        if (open == null) {
-            open = acquire();
-        }
-        keepAppending(open.list.appendCopy(source, destination, length, overflow));
+        keepAppending(launcher.open().appendCopy(source, destination, length, overflow));
     }
 
     /** {@code last}, the list an append ended in, must be the open one (a full list was flushed and replaced). */
     private void keepAppending(WorkList last) {
-        if (last != open.list) {
+        if (last != launcher.open()) {
             throw new IllegalStateException("work list switched without flush");
         }
     }
@@ -245,24 +183,7 @@ public final class CudaUnpacker implements Unpacker {
     @Override
     public long submit() {
         requireOpen();
-        if (open != null && open.list.size() > 0) {
-            launch(open);
-            open = null;
-        }
-        long ticket;
-        if (!batch.isEmpty()) {
-            contexts.makeCurrent(device);
-            ticket = events.record(streams[turn]);
-            turn = (turn + 1) % STREAMS;
-            for (Slot s : batch) {
-                s.ticket = ticket;
-            }
-            batch.clear();
-        } else if (cpuWork) {
-            ticket = events.completed();
-        } else {
-            return 0;
-        }
+        long ticket = launcher.submit(cpuWork);
         cpuWork = false;
         return ticket;
     }
@@ -270,12 +191,12 @@ public final class CudaUnpacker implements Unpacker {
     @Override
     public boolean isDone(long ticket) {
         requireOpen();
-        return events.isDone(ticket);
+        return launcher.isDone(ticket);
     }
 
     /** Kernel launches so far (a counter for the engine's metrics and for tests). */
     public long launches() {
-        return launches;
+        return launcher.launches();
     }
 
     /** Registers per thread of the loaded kernel, as JIT-compiled for this GPU. */
@@ -290,12 +211,12 @@ public final class CudaUnpacker implements Unpacker {
 
     /** The stream the batch being built (or the next one) goes to. */
     CUstream stream() {
-        return streams[turn];
+        return launcher.stream();
     }
 
     /** Work lists allocated so far. */
     int workLists() {
-        return ring.size();
+        return launcher.workLists();
     }
 
     /** Waits for all submitted work, then frees the work lists, events, streams and kernel. Idempotent. */
@@ -305,101 +226,7 @@ public final class CudaUnpacker implements Unpacker {
             return;
         }
         closed = true;
-        contexts.makeCurrent(device);
-        TransferException failure = null;
-        for (CUstream stream : streams) {
-            try {
-                CudaCheck.check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-            } catch (TransferException e) {
-                failure = failure == null ? e : failure;
-            }
-        }
-        events.close();
-        for (Slot s : ring) {
-            memory.free(s.host);
-            if (s.device != null) {
-                memory.free(s.device);
-            }
-        }
-        ring.clear();
-        destroyStreams();
-        kernel.close();
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    /** The work list filled up in the middle of a batch: launch it and go on in the next one. */
-    private WorkList flush(WorkList full) {
-        launch(open);
-        open = acquire();
-        return open.list;
-    }
-
-    private void launch(Slot slot) {
-        contexts.makeCurrent(device);
-        int n = slot.list.size();
-        if (slot.device != null) {
-            // The three arrays sit at fixed offsets of a full-capacity table: copy the used parts.
-            long cap = slot.list.capacity();
-            upload(slot, 0, 8L * n);
-            upload(slot, 8 * cap, 8L * n);
-            upload(slot, 16 * cap, 4L * n);
-        }
-        slot.count[0] = n;
-        slot.unit[0] = kernel.unitFor(n, slot.list.bytes());
-        kernel.launch(kernel.gridFor((n + slot.unit[0] - 1) / slot.unit[0]), kernel.blockThreads(), streams[turn],
-                slot.params);
-        launches++;
-        batch.add(slot);
-    }
-
-    private void upload(Slot slot, long offset, long bytes) {
-        CudaCheck.check(cuMemcpyAsync(Addresses.device(slot.device.address() + offset),
-                Addresses.device(slot.host.address() + offset), bytes, streams[turn]), "cuMemcpyAsync(work list)");
-    }
-
-    private void destroyStreams() {
-        for (int i = 0; i < STREAMS; i++) {
-            if (streams[i] != null) {
-                cuStreamDestroy(streams[i]);
-                streams[i] = null;
-            }
-        }
-    }
-
-    /** The least recently used work list if its launch finished, else a new one. */
-    private Slot acquire() {
-        if (!ring.isEmpty()) {
-            Slot s = ring.get(cursor);
-            if (s.ticket == 0 || (s.ticket != OPEN && events.isDone(s.ticket))) {
-                cursor = (cursor + 1) % ring.size();
-                s.list.clear();
-                s.ticket = OPEN;
-                return s;
-            }
-        }
-        Slot s = newSlot();
-        ring.add(cursor, s);
-        cursor = (cursor + 1) % ring.size();
-        s.ticket = OPEN;
-        return s;
-    }
-
-    private Slot newSlot() {
-        int capacity = settings.recordsPerLaunch();
-        long bytes = WorkList.bytesFor(capacity);
-        MemoryDescriptor host = memory.allocatePinned(bytes);
-        MemoryDescriptor dev = null;
-        if (settings.recordsInDeviceMemory()) {
-            try {
-                dev = memory.allocate(MemoryKind.VRAM, bytes, device);
-            } catch (TransferException e) {
-                memory.free(host);
-                throw e;
-            }
-        }
-        return new Slot(host, dev, capacity);
+        launcher.close();
     }
 
     /** The GPU can reach host memory only through a pinned mapping; remember the last one checked. */
