@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -30,7 +29,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * completion, like NIXL's {@code checkXfer}); duty cycles never overlap.
  *
  * <p>The engine composes its parts: a {@link RegionRegistry} of registered memory, a
- * {@link PeerDirectory} of peers and connections, and the sessions through which applications post.
+ * {@link PeerDirectory} of peers and connections, the sessions through which applications post, and
+ * a {@link DutyCycle} that decides who runs the duty cycle, one thread at a time.
  *
  * <p>Thread-safe: every public method may be called from any thread; {@link #doWork()} from one
  * thread at a time (the agent).
@@ -43,8 +43,6 @@ public final class Engine implements TransferEngine {
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
     /** Longest a quiet agent blocks: bounds how late housekeeping (deregistration, redials) runs. */
     private static final long MAX_BLOCK_MILLIS = 100;
-    /** Most duty cycles one {@link #progress()} call runs, so a polling caller gets its thread back. */
-    private static final int MAX_INLINE_CYCLES = 16;
 
     private final EngineConfig config;
     private final NetTransport transport;
@@ -59,6 +57,7 @@ public final class Engine implements TransferEngine {
     private final AtomicLong xferIds = new AtomicLong();
     /** Whether the unpacker gathers and scatters device memory (packed chunks of VRAM descriptors). */
     private final boolean packsDevice;
+    private final DutyCycle duty;
 
     // agent only (dutyCycles is read racily by stats())
     private long dutyCycles;
@@ -70,16 +69,6 @@ public final class Engine implements TransferEngine {
     private volatile AgentRunner runner;
     private Runnable stopWakes = () -> { };
     private volatile boolean closed;
-    private volatile boolean shutDown;
-    /** Held by whoever runs a duty cycle: the agent thread or a caller of progress(). */
-    private final AtomicBoolean cycling = new AtomicBoolean();
-    /**
-     * After a call to progress(), the agent thread stays off the duty cycle this long: a host that polls
-     * calls again well within it, and an agent thread that took the guard and then lost its CPU to the
-     * host's poller would stall the poller for a scheduler tick (milliseconds).
-     */
-    static final long CALLER_LEASE_NANOS = 1_000_000;
-    private volatile long lastCallerNanos = System.nanoTime() - 2 * CALLER_LEASE_NANOS;
 
     public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
@@ -93,6 +82,8 @@ public final class Engine implements TransferEngine {
         this.registry = new RegionRegistry(config.name(), memory, transport, commands);
         this.directory = new PeerDirectory(
                 new EngineContext(identity, config, transport, unpacker, clock, registry), notifications, readiness);
+        this.duty = new DutyCycle(new Core(), readiness,
+                Math.min(MAX_BLOCK_MILLIS, Math.max(1, config.heartbeat().toMillis() / 2)));
     }
 
     // ------------------------------------------------------------------ lifecycle
@@ -100,7 +91,7 @@ public final class Engine implements TransferEngine {
     /** Binds the control listener and starts the progress thread, which waits as {@link EngineConfig#idle()} says. */
     public synchronized void start() {
         bind();
-        AgentRunner r = new AgentRunner("tcpx4j-agent-" + config.name(), agent, config.idle(), readiness);
+        AgentRunner r = new AgentRunner("tcpx4j-agent-" + config.name(), duty, config.idle(), readiness);
         runner = r;
         commands.wakeWith(r::wake);
         stopWakes = transport.wakeOnProgress(r::wake);
@@ -124,40 +115,22 @@ public final class Engine implements TransferEngine {
         connInfo = new ConnInfo(config.name(), l.advertiseHost(), l.port(), identity.secret()).encode();
     }
 
-    private final Agent agent = new Agent();
-
-    /** The duty cycle as the agent thread sees it. */
-    private final class Agent implements AgentRunner.Agent {
+    /** What the duty cycle, run by the agent thread or a caller of progress(), does in this engine. */
+    private final class Core implements DutyCycle.Owner {
 
         @Override
-        public int doWork() {
-            return Engine.this.doWork();
-        }
-
-        /**
-         * Reads connection state, which belongs to whoever runs the duty cycle: under the same guard, and
-         * "not quiet" while a caller of {@link #progress()} holds it.
-         */
-        @Override
-        public boolean quiet() {
-            if (!cycling.compareAndSet(false, true)) {
-                return false;
-            }
-            try {
-                return commands.isEmpty() && directory.quiet();
-            } finally {
-                cycling.set(false);
-            }
+        public int cycle() {
+            return Engine.this.cycle();
         }
 
         @Override
-        public long callerLeaseNanos() {
-            return lastCallerNanos + CALLER_LEASE_NANOS - System.nanoTime();
+        public boolean idle() {
+            return commands.isEmpty() && directory.quiet();
         }
 
         @Override
-        public long maxBlockMillis() {
-            return Math.min(MAX_BLOCK_MILLIS, Math.max(1, config.heartbeat().toMillis() / 2));
+        public int drive() {
+            return transport.drive();
         }
 
         @Override
@@ -201,11 +174,7 @@ public final class Engine implements TransferEngine {
     }
 
     private void shutdownOnAgent() {
-        while (!cycling.compareAndSet(false, true)) {
-            Thread.onSpinWait(); // a caller's duty cycle is finishing
-        }
-        shutDown = true;
-        cycling.set(false);
+        duty.shutDown();
         stopWakes.run();
         commands.drainOnClose();
         directory.closeAll(new TransferException(Code.CANCELED, "engine " + config.name() + " closed"));
@@ -223,14 +192,7 @@ public final class Engine implements TransferEngine {
      * drives every connection. Returns the amount of work done (0 when idle).
      */
     public int doWork() {
-        if (shutDown || !cycling.compareAndSet(false, true)) {
-            return 0;
-        }
-        try {
-            return cycle();
-        } finally {
-            cycling.set(false);
-        }
+        return duty.doWork();
     }
 
     /**
@@ -238,44 +200,13 @@ public final class Engine implements TransferEngine {
      * runs one right now, each with a turn of the transport's own I/O ({@link NetTransport#drive()});
      * returns the work done. A host that polls for completion calls this from its loop, so its own
      * thread moves the bytes even when the agent thread and the transport's threads get no CPU; the
-     * agent thread, if started, stays off the duty cycle until {@link #CALLER_LEASE_NANOS} (1 ms) after
-     * the last call, then serves again (the loopback transport's I/O threads likewise). An error fails
-     * the connections, as on the agent.
+     * agent thread, if started, stays off the duty cycle until {@link DutyCycle#CALLER_LEASE_NANOS}
+     * (1 ms) after the last call, then serves again (the loopback transport's I/O threads likewise). An
+     * error fails the connections, as on the agent.
      */
     @Override
     public int progress() {
-        lastCallerNanos = System.nanoTime();
-        int total = 0;
-        for (int i = 0; i < MAX_INLINE_CYCLES; i++) {
-            int work;
-            try {
-                // the transport's own I/O too (the loopback transport's sockets), on this thread
-                work = doWork() + transport.drive();
-            } catch (RuntimeException | Error e) {
-                agentFailed(e);
-                return total + 1;
-            }
-            if (work == 0) {
-                break;
-            }
-            total += work;
-        }
-        if (agent.quiet()) {
-            return total;
-        }
-        if (total == 0) {
-            // nothing to do here until bytes arrive, or another thread (a staging copy, a peer on the same
-            // cores, the transport's own threads when the calls stop) moves them: a host poller calling
-            // in a tight loop would hold the core they need
-            Thread.yield();
-        } else {
-            // what this call started needs polling that only the agent thread does when nobody calls:
-            // do not let it stay blocked. A quiet engine is moved on only by events that wake it anyway
-            // (a frame, a connection, a command, a transport completion), and an extra wake-up costs
-            // a thread switch per call on a host whose cores the caller's poller already holds.
-            readiness.wake();
-        }
-        return total;
+        return duty.progress();
     }
 
     private int cycle() {
