@@ -26,9 +26,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * KV-cache-shaped transfers in VRAM on one GPU, two engines over the loopback transport: many small
  * descriptors share packed chunks, gathered on the sender by the unpack kernel into device staging and
  * scattered on the receiver by the unpack kernel from the bounce pages straight into the descriptors.
- * Sources and destinations back to back (sent and received in place) or in reverse order with a guard
- * after every destination (through the staging buffers); every descriptor and every guard compared on
- * the host, the notification after the last byte.
+ * Sources or destinations back to back (sent or received in place) and the other side in reverse order
+ * (through the staging buffers; destinations with a guard after each), both in reverse order, or both back
+ * to back (merged into one descriptor before chunking); every descriptor and every guard compared on the
+ * host, the notification after the last byte.
  */
 @GpuTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -65,10 +66,12 @@ class PackedVramTransferTest {
         }
     }
 
-    @ParameterizedTest(name = "write {0}, apart {1}, {2}")
-    @CsvSource({"true, false, kv", "true, true, kv", "false, false, kv", "false, true, kv",
-        "true, true, mixed", "false, true, mixed"})
-    void packedDescriptorsLandEveryByteInPlace(boolean write, boolean apart, String shape) throws InterruptedException {
+    @ParameterizedTest(name = "write {0}, sources apart {1}, destinations apart {2}, {3}")
+    @CsvSource({"true, false, true, kv", "true, true, false, kv", "true, true, true, kv", "true, false, false, kv",
+        "false, false, true, kv", "false, true, false, kv", "false, true, true, kv",
+        "true, true, true, mixed", "false, true, true, mixed"})
+    void packedDescriptorsLandEveryByteInPlace(boolean write, boolean sourcesApart, boolean destinationsApart,
+                                               String shape) throws InterruptedException {
         long[] sizes = shape.equals("kv") ? repeat(16 * KIB, 256)
                 : new long[] {16 * KIB, 3, 0, 16 * KIB, 5000, 32 * KIB, 1, 16 * KIB + 7, 1024 * KIB + 5, 4 * KIB, 8 * KIB,
                     12 * KIB, 20 * KIB, 28 * KIB, 2 * KIB};
@@ -86,14 +89,15 @@ class PackedVramTransferTest {
         long so = 0;
         long dOff = GUARD;
         for (int k = 0; k < sizes.length; k++) {
-            int i = apart ? sizes.length - 1 - k : k;
+            int i = sourcesApart ? sizes.length - 1 - k : k;
             from[i] = srcBuf.slice(so, sizes[i]);
             so += sizes[i];
-            to[i] = dstBuf.slice(dOff, sizes[i]);
-            dOff += sizes[i] + (apart ? GUARD : 0);
+            int j = destinationsApart ? sizes.length - 1 - k : k;
+            to[j] = dstBuf.slice(dOff, sizes[j]);
+            dOff += sizes[j] + (destinationsApart ? GUARD : 0);
         }
         long senderLaunches = launches(src);
-        byte[] note = ("packed-" + write + apart + shape).getBytes(StandardCharsets.UTF_8);
+        byte[] note = ("packed-" + write + sourcesApart + destinationsApart + shape).getBytes(StandardCharsets.UTF_8);
         Transfer t = write ? a.engine.session(b.engine.name()).write(List.of(from), List.of(to), note)
                 : a.engine.session(b.engine.name()).read(List.of(to), List.of(from), note);
 
@@ -104,15 +108,20 @@ class PackedVramTransferTest {
                     .isEqualTo(-1);
         }
         assertThat(dst.firstNot(dstBuf.slice(0, GUARD), POISON)).as("guard before").isEqualTo(-1);
-        if (apart) {
+        if (destinationsApart) {
             for (int i = 0; i < sizes.length; i++) {
                 long after = to[i].address() - dstBuf.address() + sizes[i];
                 assertThat(dst.firstNot(dstBuf.slice(after, GUARD), POISON)).as("guard after %d", i).isEqualTo(-1);
             }
-            // the sender gathered the packed chunks with the unpack kernel
-            assertThat(launches(src)).as("gather launches on the sender").isGreaterThan(senderLaunches);
         } else {
             assertThat(dst.firstNot(dstBuf.slice(GUARD + total, GUARD), POISON)).as("guard after").isEqualTo(-1);
+        }
+        if (sourcesApart) {
+            // the sender gathered the packed chunks with the unpack kernel
+            assertThat(launches(src)).as("gather launches on the sender").isGreaterThan(senderLaunches);
+        } else if (!destinationsApart) {
+            // back to back on both sides: one merged descriptor, nothing to gather
+            assertThat(launches(src)).as("gather launches on the sender").isEqualTo(senderLaunches);
         }
         t.release();
         srcReg.close();
