@@ -6,6 +6,8 @@
 #   run.sh STAGE...      stages, in the order given:
 #     tests     gpu-tagged tests of cuda-unpack and integration-tests (io.tcpx4j.it.gpu), then the
 #               unpack-kernel suite once per ptx/*.ptx variant            -> tests.log
+#     callpath  CallPathBench: host ns per driver call, direct against JCuda (CALLPATH_ARGS)
+#                                                      -> appended to callpath.md
 #     unpack    UnpackBench, shipped kernel and every ptx/*.ptx variant (or those in UNPACK_PTX,
 #               which may be empty)                    -> appended to unpack.md (errors to run.log)
 #     kv        `tcpx4j bench` KV-cache-shaped rows (KV_ROWS, default 16K:256:150 32K:128:150 64K:64:200
@@ -65,6 +67,10 @@ for stage in "$@"; do
         --select-class=io.tcpx4j.cuda.CudaUnpackerGpuTest --details=summary --disable-banner >> "$OUT/tests.log" 2>&1
       echo "variant $f exit $?" | tee -a "$OUT/tests.log" "$OUT/run.log"
     done
+    ;;
+  callpath)
+    log "CallPathBench"
+    timeout 120 $J -cp "$CP" io.tcpx4j.cuda.CallPathBench ${CALLPATH_ARGS:-} 2>&1 | tee -a "$OUT/callpath.md"
     ;;
   unpack)
     log "UnpackBench"

@@ -83,7 +83,13 @@ public final class CudaUnpacker implements Unpacker {
     private final WorkList.Overflow overflow;
     private final FragmentReader reader = new FragmentReader();
     private boolean cpuWork;
-    private long checkedHost;
+    /**
+     * Host addresses found mapped lately, most recent first. An engine's receives alternate between the
+     * bounce pools of its channels, so remembering one would ask the driver on nearly every add.
+     */
+    private final long[] checkedHost = new long[CHECKED_HOSTS];
+    private int checkedHosts;
+    private static final int CHECKED_HOSTS = 8;
     private boolean closed;
 
     /** An unpacker on GPU {@code device} with {@link Settings#DEFAULT}. */
@@ -229,17 +235,21 @@ public final class CudaUnpacker implements Unpacker {
         launcher.close();
     }
 
-    /** The GPU can reach host memory only through a pinned mapping; remember the last one checked. */
+    /** The GPU can reach host memory only through a pinned mapping; remembers the last ones checked. */
     private void requireMapped(long address, String what) {
-        if (address == checkedHost) {
-            return;
+        for (int i = 0; i < checkedHosts; i++) {
+            if (checkedHost[i] == address) {
+                return;
+            }
         }
         if (!memory.isDeviceMappedHost(address)) {
             throw new TransferException(TransferException.Code.NOT_SUPPORTED, "the " + what + " at 0x"
                     + Long.toHexString(address) + " is host memory the GPU cannot address; use pinned, mapped "
                     + "memory (DeviceMemory.allocatePinned)");
         }
-        checkedHost = address;
+        System.arraycopy(checkedHost, 0, checkedHost, 1, CHECKED_HOSTS - 1);
+        checkedHost[0] = address;
+        checkedHosts = Math.min(checkedHosts + 1, CHECKED_HOSTS);
     }
 
     private void requireOpen() {

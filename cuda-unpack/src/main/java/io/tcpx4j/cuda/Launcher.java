@@ -3,6 +3,7 @@ package io.tcpx4j.cuda;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.memory.NativeMemory;
 import jcuda.Pointer;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
@@ -40,6 +41,11 @@ final class Launcher implements AutoCloseable {
         final int[] count = {0};
         final int[] unit = {1};
         final Pointer params;
+        /**
+         * The same parameter list in native memory for {@link DirectDriver}: four pointers, then the
+         * values they point to (table u64 at 32, capacity at 40, count at 44, unit at 48).
+         */
+        final long nativeParams;
         /** 0: free; OPEN: part of the batch not yet submitted; else the ticket that covers it. */
         long ticket;
 
@@ -52,8 +58,26 @@ final class Launcher implements AutoCloseable {
             // nothing. Kernels without the 4th parameter (records per warp) do not read it.
             this.params = Pointer.to(Pointer.to(new long[] {table}), Pointer.to(new int[] {capacity}),
                     Pointer.to(count), Pointer.to(unit));
+            this.nativeParams = NativeMemory.allocate(NATIVE_PARAMS_BYTES, Long.BYTES);
+            for (int i = 0; i < 4; i++) {
+                NativeMemory.putLong(nativeParams + 8L * i, nativeParams + NATIVE_VALUES[i]);
+            }
+            NativeMemory.putLong(nativeParams + NATIVE_VALUES[0], table);
+            NativeMemory.putInt(nativeParams + NATIVE_VALUES[1], capacity);
+        }
+
+        /** Sets the launch's record count and unit in both parameter lists. */
+        void deal(int records, int recordsPerUnit) {
+            count[0] = records;
+            unit[0] = recordsPerUnit;
+            NativeMemory.putInt(nativeParams + NATIVE_VALUES[2], records);
+            NativeMemory.putInt(nativeParams + NATIVE_VALUES[3], recordsPerUnit);
         }
     }
+
+    private static final int NATIVE_PARAMS_BYTES = 56;
+    /** Offsets of the four parameter values behind the pointer array of {@link Slot#nativeParams}. */
+    private static final long[] NATIVE_VALUES = {32, 40, 44, 48};
 
     private static final long OPEN = -1;
 
@@ -85,7 +109,7 @@ final class Launcher implements AutoCloseable {
         try {
             contexts.makeCurrent(device);
             for (int i = 0; i < CudaUnpacker.STREAMS; i++) {
-                CUstream stream = new CUstream();
+                CUstream stream = new DirectDriver.Stream();
                 CudaCheck.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
                 streams[i] = stream;
             }
@@ -177,6 +201,7 @@ final class Launcher implements AutoCloseable {
         }
         events.close();
         for (Slot s : ring) {
+            NativeMemory.free(s.nativeParams);
             memory.free(s.host);
             if (s.device != null) {
                 memory.free(s.device);
@@ -200,10 +225,9 @@ final class Launcher implements AutoCloseable {
             upload(slot, 8 * cap, 8L * n);
             upload(slot, 16 * cap, 4L * n);
         }
-        slot.count[0] = n;
-        slot.unit[0] = kernel.unitFor(n, slot.list.bytes());
+        slot.deal(n, kernel.unitFor(n, slot.list.bytes()));
         kernel.launch(kernel.gridFor((n + slot.unit[0] - 1) / slot.unit[0]), kernel.blockThreads(), streams[turn],
-                slot.params);
+                slot.params, slot.nativeParams);
         launches++;
         batch.add(slot);
     }

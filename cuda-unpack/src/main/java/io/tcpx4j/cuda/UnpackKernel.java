@@ -5,7 +5,6 @@ import jcuda.Pointer;
 import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUresult;
-import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
@@ -17,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
@@ -56,7 +54,7 @@ class UnpackKernel implements AutoCloseable {
     static final int UNIT_BYTES = 8 * 1024;
 
     private final CUmodule module = new CUmodule();
-    private final CUfunction function = new CUfunction();
+    private final DirectDriver.Function function = new DirectDriver.Function();
     private final int sms;
     private int blockThreads = BLOCK;
     private int maxBlocks;
@@ -138,6 +136,11 @@ class UnpackKernel implements AutoCloseable {
         return maxBlocks;
     }
 
+    /** The kernel's entry function. */
+    DirectDriver.Function function() {
+        return function;
+    }
+
     /** Threads per block of every launch: the kernel's own block size. */
     int blockThreads() {
         return blockThreads;
@@ -148,9 +151,13 @@ class UnpackKernel implements AutoCloseable {
         return maxUnit;
     }
 
-    /** Launches the kernel with the given deal on {@code stream}; {@code params} as cuLaunchKernel takes them. */
-    void launch(int grid, int block, CUstream stream, Pointer params) {
-        CudaCheck.check(cuLaunchKernel(function, grid, 1, 1, block, 1, 1, 0, stream, params, null),
+    /**
+     * Launches the kernel with the given deal on {@code stream}. {@code params} is the parameter list as
+     * JCuda's cuLaunchKernel takes it, {@code nativeParams} the same list in native memory (an array of
+     * pointers to the values), or 0 ({@link DirectDriver#launch}).
+     */
+    void launch(int grid, int block, CUstream stream, Pointer params, long nativeParams) {
+        CudaCheck.check(DirectDriver.launch(function, grid, block, stream, params, nativeParams),
                 "cuLaunchKernel(" + ENTRY + ")");
     }
 

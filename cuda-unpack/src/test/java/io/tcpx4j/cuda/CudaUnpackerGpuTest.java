@@ -128,6 +128,17 @@ class CudaUnpackerGpuTest {
         }
     }
 
+    /** Launches take the direct path (DirectDriver) on a GPU host, and it unpacks like the CPU reference. */
+    @Test
+    void kernelsLaunchStraightThroughTheDriver() throws InterruptedException {
+        assertThat(DirectDriver.available()).as("libcuda.so.1 bound through JNA").isTrue();
+        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+            assertThat(unpacker.stream()).isInstanceOf(DirectDriver.Stream.class);
+            check(unpacker, FragmentPlan.uniform(1 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
+            assertThat(unpacker.launches()).isEqualTo(1);
+        }
+    }
+
     @Test
     void workListsAreReusedOnceTheirLaunchFinished() throws InterruptedException {
         try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {

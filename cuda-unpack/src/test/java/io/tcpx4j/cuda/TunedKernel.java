@@ -20,6 +20,7 @@ final class TunedKernel extends UnpackKernel {
     private int lastGrid;
     private int lastBlock;
     private Pointer lastParams;
+    private long lastNativeParams;
     private final List<CUstream> streams = new ArrayList<>();
 
     /** The shipped kernel, or {@code ptx} where not null. */
@@ -56,11 +57,12 @@ final class TunedKernel extends UnpackKernel {
     }
 
     @Override
-    void launch(int grid, int blockThreads, CUstream stream, Pointer params) {
-        super.launch(grid, blockThreads, stream, params);
+    void launch(int grid, int blockThreads, CUstream stream, Pointer params, long nativeParams) {
+        super.launch(grid, blockThreads, stream, params, nativeParams);
         lastGrid = grid;
         lastBlock = blockThreads;
         lastParams = params;
+        lastNativeParams = nativeParams;
         if (!streams.contains(stream)) {
             streams.add(stream);
         }
@@ -87,7 +89,7 @@ final class TunedKernel extends UnpackKernel {
         }
         CUstream[] turns = streams();
         for (int i = 0; i < times; i++) {
-            super.launch(lastGrid, lastBlock, turns[i % turns.length], lastParams);
+            super.launch(lastGrid, lastBlock, turns[i % turns.length], lastParams, lastNativeParams);
         }
     }
 }
