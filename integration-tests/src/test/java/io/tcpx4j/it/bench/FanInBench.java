@@ -6,6 +6,7 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.domain.IdlePolicy;
 import io.tcpx4j.it.transfer.Bytes;
 import io.tcpx4j.it.transfer.LoopbackNode;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
@@ -26,6 +27,7 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.Locale;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -39,7 +41,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * DONE) and p50/p99 of the per-transfer latency ({@code write()} to DONE); then the same shape over raw
  * TCP in the same run ({@link #raw}): K sockets into one receiver whose reader threads (as many as the
  * target's I/O threads) each serve a share of them with a selector, one block in flight per socket,
- * acknowledged by one byte once it has all arrived: the ceiling of this host's loopback TCP. After each K every slice is
+ * acknowledged by one byte once it has all arrived: the ceiling of this host's loopback TCP, and the
+ * spread of its per-block latency (write to acknowledgement) on the same threads and sockets. After each K every slice is
  * compared with its initiator's source and the target must hold exactly one notification per
  * transfer (warm-up included), each from the right initiator; any difference ends the run.
  *
@@ -48,9 +51,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *     -Dmdep.outputFile=/tmp/it-cp.txt -Dmdep.includeScope=test
  * java -cp integration-tests/target/test-classes:$(cat /tmp/it-cp.txt) io.tcpx4j.it.bench.FanInBench \
  *     [K,K,...] [block bytes] [transfers per initiator] [warm-up per initiator] [target I/O threads] [devmem on|off]
+ *     [initiator I/O threads] [idle policy of every engine: adaptive|busy_spin|low_cpu]
  * }</pre>
  * Defaults: K = 1,8,32,64, 1 MiB blocks, 40 transfers and 5 warm-up per initiator, the loopback
- * transport's default I/O threads on the target (initiators always use the default), devmem off (host
+ * transport's default I/O threads on the target and on each initiator, devmem off (host
  * receives land in place, as on TCPX and as the CLI and the NIXL backend run the loopback transport;
  * on: every receive lands in 4 KiB bounce pages that the target's progress thread unpacks with CPU
  * copies, TCPX's GPU receive path simulated in host memory).
@@ -68,32 +72,44 @@ public final class FanInBench {
         int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 5;
         int targetIo = args.length > 4 ? Integer.parseInt(args[4]) : LoopbackConfig.defaults().ioThreads();
         boolean devmem = args.length > 5 && args[5].equals("on");
+        int initiatorIo = args.length > 6 ? Integer.parseInt(args[6]) : LoopbackConfig.defaults().ioThreads();
+        IdlePolicy idle = args.length > 7 ? IdlePolicy.valueOf(args[7].toUpperCase(Locale.ROOT)) : IdlePolicy.ADAPTIVE;
         System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
-                + " devmem %s, %d CPUs%n", block, transfers, warmup, targetIo, devmem ? "on" : "off",
-                Runtime.getRuntime().availableProcessors());
-        System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50   raw TCP GB/s   x raw");
+                + " %d per initiator, devmem %s, idle %s, %d CPUs%n", block, transfers, warmup, targetIo, initiatorIo,
+                devmem ? "on" : "off", idle.name().toLowerCase(Locale.ROOT), Runtime.getRuntime().availableProcessors());
+        System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50   raw TCP GB/s   x raw   "
+                + "raw p50 us  raw p99 us  raw p99/p50");
         for (int k : ks) {
-            Result r = run(k, block, transfers, warmup, targetIo, devmem);
-            double raw = raw(k, block, transfers, warmup, targetIo);
-            System.out.printf("%-5d %-16.2f %-11.1f %-11.1f %-9.2f %-14.2f %.2f%n", k, r.gbps, r.p50Us, r.p99Us,
-                    r.p99Us / r.p50Us, raw, r.gbps / raw);
+            Result r = run(k, block, transfers, warmup, targetIo, initiatorIo, devmem, idle);
+            Result raw = raw(k, block, transfers, warmup, targetIo);
+            System.out.printf("%-5d %-16.2f %-11.1f %-11.1f %-9.2f %-14.2f %-7.2f %-11.1f %-11.1f %.2f%n", k, r.gbps,
+                    r.p50Us, r.p99Us, r.p99Us / r.p50Us, raw.gbps, r.gbps / raw.gbps, raw.p50Us, raw.p99Us,
+                    raw.p99Us / raw.p50Us);
         }
     }
 
     record Result(double gbps, double p50Us, double p99Us) {
+        /** Aggregate GB/s of {@code bytes} over {@code wall} ns, and the p50 and p99 of {@code latencies} (ns). */
+        static Result of(long bytes, long wall, long[][] latencies) {
+            long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
+            return new Result((double) bytes / wall, all[all.length / 2] / 1e3,
+                    all[(int) Math.min(all.length - 1, Math.ceil(all.length * 0.99) - 1)] / 1e3);
+        }
     }
 
-    static Result run(int k, int block, int transfers, int warmup, int targetIo, boolean devmem) throws Exception {
+    static Result run(int k, int block, int transfers, int warmup, int targetIo, int initiatorIo, boolean devmem,
+                      IdlePolicy idle) throws Exception {
         LoopbackConfig transport = LoopbackConfig.defaults().withDevmem(devmem);
         List<LoopbackNode> initiators = new ArrayList<>();
-        try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target"),
+        try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target").withIdle(idle),
                 transport.withIoThreads(targetIo))) {
             long region = target.allocate((long) k * block);
             RegisteredMemory published = target.register(region, (long) k * block);
             long[] sources = new long[k];
             try {
                 for (int i = 0; i < k; i++) {
-                    LoopbackNode n = LoopbackNode.start(LoopbackNode.config("fanin-" + i), transport);
+                    LoopbackNode n = LoopbackNode.start(LoopbackNode.config("fanin-" + i).withIdle(idle),
+                            transport.withIoThreads(initiatorIo));
                     initiators.add(n);
                     n.introduce(target);
                     n.engine.loadRemoteMetadata(target.name(), published.publicMetadata());
@@ -137,9 +153,7 @@ public final class FanInBench {
                     throw new IllegalStateException("an initiator failed", failure.get());
                 }
                 check(target, region, sources, block, k, transfers + warmup);
-                long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
-                return new Result((double) k * transfers * block / wall, all[all.length / 2] / 1e3,
-                        all[(int) Math.min(all.length - 1, Math.ceil(all.length * 0.99) - 1)] / 1e3);
+                return Result.of((long) k * transfers * block, wall, latencies);
             } finally {
                 for (LoopbackNode n : initiators) {
                     n.close();
@@ -151,9 +165,9 @@ public final class FanInBench {
     /**
      * Aggregate GB/s of K blocking senders, one socket each, writing {@code transfers} blocks (after
      * {@code warmup}) into {@code readers} selector threads that read each block whole into a buffer of
-     * its socket and answer one byte.
+     * its socket and answer one byte; latency per block from its first write to its acknowledgement.
      */
-    static double raw(int k, int block, int transfers, int warmup, int readers) throws Exception {
+    static Result raw(int k, int block, int transfers, int warmup, int readers) throws Exception {
         List<SocketChannel> senders = new ArrayList<>();
         List<SocketChannel> receivers = new ArrayList<>();
         List<Thread> threads = new ArrayList<>();
@@ -205,8 +219,10 @@ public final class FanInBench {
             }
             CyclicBarrier start = new CyclicBarrier(k + 1);
             List<Thread> writers = new ArrayList<>();
+            long[][] latencies = new long[k][transfers];
             for (int i = 0; i < k; i++) {
                 SocketChannel c = senders.get(i);
+                long[] mine = latencies[i];
                 Thread w = new Thread(() -> {
                     ByteBuffer data = ByteBuffer.allocateDirect(block);
                     ByteBuffer ack = ByteBuffer.allocateDirect(1);
@@ -215,6 +231,7 @@ public final class FanInBench {
                             if (n == 0) {
                                 start.await();
                             }
+                            long t0 = System.nanoTime();
                             data.clear();
                             while (data.hasRemaining()) {
                                 c.write(data);
@@ -224,6 +241,9 @@ public final class FanInBench {
                                 if (c.read(ack) < 0) {
                                     throw new IOException("receiver closed");
                                 }
+                            }
+                            if (n >= 0) {
+                                mine[n] = System.nanoTime() - t0;
                             }
                         }
                     } catch (Exception e) {
@@ -243,7 +263,7 @@ public final class FanInBench {
             if (failure.get() != null) {
                 throw new IllegalStateException("raw fan-in failed", failure.get());
             }
-            return (double) k * transfers * block / wall;
+            return Result.of((long) k * transfers * block, wall, latencies);
         } finally {
             for (Thread t : threads) {
                 t.interrupt();
