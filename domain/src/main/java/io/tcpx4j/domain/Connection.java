@@ -129,9 +129,10 @@ final class Connection {
                 state = State.HELLO_SENT;
                 work++;
             }
-            // While data moves, chunks are in flight anyway: poll the control socket at most every
-            // CONTROL_POLL_NANOS instead of paying a read syscall per duty cycle.
-            if (dataWork == 0 || now - lastControlPoll >= CONTROL_POLL_NANOS) {
+            // With chunks on the transport, poll the control socket at most every CONTROL_POLL_NANOS, not
+            // on every pass that waits for the wire, a staging copy or a kernel; with none, a reply is due.
+            if (now - lastControlPoll >= CONTROL_POLL_NANOS
+                    || (dataWork == 0 && (state != State.ESTABLISHED || data.quiet()))) {
                 lastControlPoll = now;
                 work += readControl(now);
             }
