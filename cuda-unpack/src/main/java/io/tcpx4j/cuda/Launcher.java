@@ -58,21 +58,36 @@ final class Launcher implements AutoCloseable {
             // nothing. Kernels without the 4th parameter (records per warp) do not read it.
             this.params = Pointer.to(Pointer.to(new long[] {table}), Pointer.to(new int[] {capacity}),
                     Pointer.to(count), Pointer.to(unit));
-            this.nativeParams = NativeMemory.allocate(NATIVE_PARAMS_BYTES, Long.BYTES);
-            for (int i = 0; i < 4; i++) {
-                NativeMemory.putLong(nativeParams + 8L * i, nativeParams + NATIVE_VALUES[i]);
-            }
-            NativeMemory.putLong(nativeParams + NATIVE_VALUES[0], table);
-            NativeMemory.putInt(nativeParams + NATIVE_VALUES[1], capacity);
+            this.nativeParams = nativeParameters(table, capacity);
         }
 
         /** Sets the launch's record count and unit in both parameter lists. */
         void deal(int records, int recordsPerUnit) {
             count[0] = records;
             unit[0] = recordsPerUnit;
-            NativeMemory.putInt(nativeParams + NATIVE_VALUES[2], records);
-            NativeMemory.putInt(nativeParams + NATIVE_VALUES[3], recordsPerUnit);
+            setDeal(nativeParams, records, recordsPerUnit);
         }
+    }
+
+    /**
+     * The kernel's parameter list in native memory (free it with NativeMemory.free): four pointers,
+     * then the values they point to, the work list's table and capacity, count 0 and unit 1.
+     */
+    static long nativeParameters(long table, int capacity) {
+        long params = NativeMemory.allocate(NATIVE_PARAMS_BYTES, Long.BYTES);
+        for (int i = 0; i < 4; i++) {
+            NativeMemory.putLong(params + 8L * i, params + NATIVE_VALUES[i]);
+        }
+        NativeMemory.putLong(params + NATIVE_VALUES[0], table);
+        NativeMemory.putInt(params + NATIVE_VALUES[1], capacity);
+        setDeal(params, 0, 1);
+        return params;
+    }
+
+    /** Sets the record count and unit of a list made by {@link #nativeParameters}. */
+    static void setDeal(long params, int records, int recordsPerUnit) {
+        NativeMemory.putInt(params + NATIVE_VALUES[2], records);
+        NativeMemory.putInt(params + NATIVE_VALUES[3], recordsPerUnit);
     }
 
     private static final int NATIVE_PARAMS_BYTES = 56;

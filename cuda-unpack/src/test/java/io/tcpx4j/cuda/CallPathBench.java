@@ -77,15 +77,7 @@ public final class CallPathBench {
         int[] unit = {1};
         Pointer params = Pointer.to(Pointer.to(new long[] {table.address()}), Pointer.to(new int[] {16}),
                 Pointer.to(count), Pointer.to(unit));
-        long nativeParams = NativeMemory.allocate(64, Long.BYTES);
-        long[] values = {32, 40, 44, 48};
-        for (int i = 0; i < 4; i++) {
-            NativeMemory.putLong(nativeParams + 8L * i, nativeParams + values[i]);
-        }
-        NativeMemory.putLong(nativeParams + 32, table.address());
-        NativeMemory.putInt(nativeParams + 40, 16);
-        NativeMemory.putInt(nativeParams + 44, 0);
-        NativeMemory.putInt(nativeParams + 48, 1);
+        long nativeParams = Launcher.nativeParameters(table.address(), 16);
         int block = kernel.blockThreads();
         Event event = new Event();
         CudaCheck.check(jcuda.driver.JCudaDriver.cuEventCreate(event, 2 /* CU_EVENT_DISABLE_TIMING */), "cuEventCreate");

@@ -129,8 +129,7 @@ final class Connection {
                 state = State.HELLO_SENT;
                 work++;
             }
-            // With chunks on the transport, poll the control socket at most every CONTROL_POLL_NANOS, not
-            // on every pass that waits for the wire, a staging copy or a kernel; with none, a reply is due.
+            // Chunks in flight: control read at most every CONTROL_POLL_NANOS; none: a reply is due, read.
             if (now - lastControlPoll >= CONTROL_POLL_NANOS
                     || (dataWork == 0 && (state != State.ESTABLISHED || data.quiet()))) {
                 lastControlPoll = now;
