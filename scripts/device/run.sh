@@ -12,10 +12,11 @@
 #               which may be empty)                    -> appended to unpack.md (errors to run.log)
 #     kv        `tcpx4j bench` KV-cache-shaped rows (KV_ROWS, default 16K:256:150 32K:128:150 64K:64:200
 #               as block:batch:iterations) for KV_MEMS (vram dram) x KV_LAYOUTS (adjacent reversed) x
-#               --coalesce-limit 0 and 32K x WRITE and READ, KV_ROUNDS rounds (2), KV_WARMUP
-#               warm-up transfers per row (30); KV_VARIANTS: run each row with these builds in turn
-#               ("lib" is this one, any other name variants/NAME); KV_LIMITS: the coalesce limits
-#               ("0 32K")                                                             -> run.log
+#               KV_LIMITS x WRITE and READ, KV_ROUNDS rounds (2), KV_WARMUP warm-up transfers per row
+#               (30); KV_VARIANTS: run each row with these builds in turn ("lib" is this one, any other
+#               name variants/NAME); KV_LIMITS: packing limits, each "0" (nothing packed), "default"
+#               (the bench's defaults), HOST or HOST:DEVICE (--coalesce-limit, --device-coalesce-limit);
+#               default "0 default"                                                   -> run.log
 #     smoke     GpuPairBench on ONE GPU (both processes on GPU 0), few sizes -> pair.jsonl, pair.log
 #     pair      GpuPairBench GPU 0 -> GPU 1 for each of $PAIR_CONFIGS (CxS = channels x sockets per
 #               comm), with the raw TCP ceiling at the same socket count -> pair.jsonl, pair.log
@@ -91,9 +92,15 @@ for stage in "$@"; do
     ;;
   kv)
     # KV-cache-shaped rows through `tcpx4j bench` (one JVM, two engines, loopback transport on GPU 0),
-    # packed (--coalesce-limit 32K) and not (0) in the same run, each row with the bench's raw column
+    # packed (the defaults) and not (0) in the same run, each row with the bench's raw column
     for round in $(seq "${KV_ROUNDS:-2}"); do for mem in ${KV_MEMS:-vram dram}; do
-      for layout in ${KV_LAYOUTS:-adjacent reversed}; do for lim in ${KV_LIMITS:-0 32K}; do for op in write read; do
+      for layout in ${KV_LAYOUTS:-adjacent reversed}; do for lim in ${KV_LIMITS:-0 default}; do for op in write read; do
+        case $lim in
+          default) limits="" ;;
+          0) limits="--coalesce-limit 0 --device-coalesce-limit 0" ;;
+          *:*) limits="--coalesce-limit ${lim%%:*} --device-coalesce-limit ${lim#*:}" ;;
+          *) limits="--coalesce-limit $lim" ;;
+        esac
         log "kv round $round mem=$mem layout=$layout coalesce=$lim $op"
         for row in ${KV_ROWS:-16K:256:150 32K:128:150 64K:64:200}; do
           IFS=: read -r bs bn it <<< "$row"
@@ -101,7 +108,7 @@ for stage in "$@"; do
           for v in $vs; do   # lib: this build; else variants/NAME (prepare.sh VARIANT=NAME)
             cp=$CP; [ "$v" = lib ] || cp=$(variant_cp "$v")
             timeout 60 $J -cp "$cp" io.tcpx4j.cli.Main bench --mem $mem --op $op --layout $layout \
-              --coalesce-limit $lim --block-sizes $bs --batch-sizes $bn --iterations $it --warmup ${KV_WARMUP:-30} \
+              $limits --block-sizes $bs --batch-sizes $bn --iterations $it --warmup ${KV_WARMUP:-30} \
               2>&1 | tail -2 | head -1 | sed "s/^/$v /" | tee -a "$OUT/run.log"
           done
         done

@@ -57,8 +57,8 @@ static const tcpx4j_param advertised[] = {
     {"transport", "loopback"}, {"cuda", "auto"},         {"listen_host", "127.0.0.1"},
     {"listen_port", "0"},      {"progress", "inline"},   {"advertise_host", ""},
     {"channels", ""},          {"chunk_size", ""},       {"inline_limit", ""},
-    {"coalesce_limit", ""},    {"cost_network_gbps", ""}, {"cost_local_gbps", ""},
-    {"cost_latency_us", ""},
+    {"coalesce_limit", ""},    {"device_coalesce_limit", ""}, {"cost_network_gbps", ""},
+    {"cost_local_gbps", ""},   {"cost_latency_us", ""},
 };
 
 const tcpx4j_param *tcpx4j_nixl_advertised_params(size_t *n) {

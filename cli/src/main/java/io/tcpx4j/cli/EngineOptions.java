@@ -37,11 +37,17 @@ final class EngineOptions {
     long inlineLimit;
 
     @Option(names = "--coalesce-limit", paramLabel = "SIZE", defaultValue = "32K", converter = Sizes.OrZeroConverter.class,
-            description = "Descriptors of at most this many bytes, host memory on both sides, travel packed with"
-                    + " their neighbours in shared chunks (copied through staging buffers unless they lie back to back);"
-                    + " 0 never, at most 4M."
-                    + " Default: ${DEFAULT-VALUE}.")
+            description = "Descriptors of host memory of at most this many bytes travel packed with their"
+                    + " neighbours in shared chunks of up to 128K (copied by the CPU through staging buffers unless"
+                    + " they lie back to back); 0 never, at most 4M. Default: ${DEFAULT-VALUE}.")
     long coalesceLimit;
+
+    @Option(names = "--device-coalesce-limit", paramLabel = "SIZE", defaultValue = "128K",
+            converter = Sizes.OrZeroConverter.class,
+            description = "The same for device memory on both sides, in shared chunks of up to 512K gathered and"
+                    + " scattered by the unpack kernel; between host and device memory the host limit holds."
+                    + " 0 never, at most 4M. Default: ${DEFAULT-VALUE}.")
+    long deviceCoalesceLimit;
 
     @Option(names = "--idle", paramLabel = "adaptive|busy_spin|low_cpu", defaultValue = "adaptive",
             converter = IdleConverter.class,
@@ -76,6 +82,9 @@ final class EngineOptions {
         if (coalesceLimit < 0 || coalesceLimit > EngineConfig.MAX_CHUNK) {
             return "--coalesce-limit must be 0..4M, was " + Sizes.format(coalesceLimit);
         }
+        if (deviceCoalesceLimit < 0 || deviceCoalesceLimit > EngineConfig.MAX_CHUNK) {
+            return "--device-coalesce-limit must be 0..4M, was " + Sizes.format(deviceCoalesceLimit);
+        }
         return null;
     }
 
@@ -88,6 +97,7 @@ final class EngineOptions {
                 .withIdle(idle)
                 .withInlineLimit((int) inlineLimit)
                 .withCoalesceLimit((int) coalesceLimit)
+                .withDeviceCoalesceLimit((int) deviceCoalesceLimit)
                 .withShutdownTimeout(Duration.ofSeconds(2));
     }
 

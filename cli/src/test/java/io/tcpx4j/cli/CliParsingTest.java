@@ -106,6 +106,11 @@ class CliParsingTest {
         assertThat(engineOptions("--coalesce-limit", "4M").engineConfig("e", "127.0.0.1").coalesceLimit())
                 .isEqualTo(4 << 20);
         assertThat(engineOptions("--coalesce-limit", "5M").problem()).contains("--coalesce-limit must be 0..4M");
+        assertThat(engineOptions().engineConfig("e", "127.0.0.1").deviceCoalesceLimit()).isEqualTo(128 * 1024);
+        assertThat(engineOptions("--device-coalesce-limit", "0").engineConfig("e", "127.0.0.1").deviceCoalesceLimit())
+                .isZero();
+        assertThat(engineOptions("--device-coalesce-limit", "5M").problem())
+                .contains("--device-coalesce-limit must be 0..4M");
         assertThat(bench().reversed()).isFalse();
         assertThat(bench("--layout", "REVERSED").reversed()).isTrue();
     }
@@ -145,6 +150,8 @@ class CliParsingTest {
         "bench --layout sideways",
         "bench --coalesce-limit 5M",
         "bench --coalesce-limit -1",
+        "bench --device-coalesce-limit 5M",
+        "bench --device-coalesce-limit -1",
         "bench --peer 127.0.0.1:1",
         "bench --listen 127.0.0.1:1",
         "bench --role initiator",

@@ -2,11 +2,11 @@ package io.tcpx4j.domain;
 
 /**
  * The chunk sequence of one announced transfer in one direction. Both ends derive the same sequence from
- * the same lengths, chunk size and packing limit, which is what lets the data sender be the only
+ * the same lengths, chunk size and {@link Packing}, which is what lets the data sender be the only
  * ordering authority:
  * <ul>
  *   <li>a <em>packed</em> chunk carries a run of at least two consecutive descriptors, each of at most
- *       {@code pack} bytes, back to back, as many as fit in {@link #packedChunk} bytes (the sender
+ *       {@code pack} bytes, back to back, as many as fit in {@code packedChunk} bytes (the sender
  *       gathers them into a staging buffer, the receiver scatters them out of one);</li>
  *   <li>any other descriptor splits into chunks of {@code chunkSize} bytes (the last one shorter).</li>
  * </ul>
@@ -16,13 +16,6 @@ package io.tcpx4j.domain;
  */
 class ChunkPlan {
 
-    /**
-     * Most bytes of a packed chunk (and at most the chunk size): part of the protocol, both ends use it.
-     * Packed chunks are copied on both sides; at this size the copies of one chunk overlap the wire
-     * time of its neighbours (measured against 512 KiB: docs/PERFORMANCE.md, KV-cache-shaped transfers).
-     */
-    static final int PACKED_CHUNK = 128 * 1024;
-
     final long xferId;
     final long[] addresses;
     final long[] lengths;
@@ -30,6 +23,8 @@ class ChunkPlan {
     final int chunkSize;
     /** Largest descriptor packed with others into one chunk; 0: none. */
     final int pack;
+    /** Most bytes of a packed chunk. */
+    final int packedChunk;
     final long chunks;
     /** Whether the chunks are drained into a discard buffer instead of this plan's regions. */
     private final boolean discards;
@@ -44,10 +39,11 @@ class ChunkPlan {
     long completed;
 
     ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize) {
-        this(xferId, addresses, lengths, regions, chunkSize, 0, false);
+        this(xferId, addresses, lengths, regions, chunkSize, Packing.NONE, false);
     }
 
-    ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, int pack,
+    /** {@code packing}: a valid one ({@link Packing#isValid}) for {@code chunkSize}. */
+    ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, Packing packing,
               boolean discards) {
         this.discards = discards;
         this.xferId = xferId;
@@ -55,16 +51,17 @@ class ChunkPlan {
         this.lengths = lengths;
         this.regions = regions;
         this.chunkSize = chunkSize;
-        this.pack = Math.min(pack, packedChunk(chunkSize));
-        this.chunks = countChunks(lengths, chunkSize, this.pack);
+        this.pack = packing.limit();
+        this.packedChunk = packing.chunk();
+        this.chunks = countChunks(lengths, chunkSize, packing);
         skipEmpty();
     }
 
-    static long countChunks(long[] lengths, int chunkSize, int pack) {
+    static long countChunks(long[] lengths, int chunkSize, Packing packing) {
         long n = 0;
         int d = 0;
         while (d < lengths.length) {
-            int end = runEnd(lengths, d, chunkSize, pack);
+            int end = runEnd(lengths, d, packing.limit(), packing.chunk());
             if (end > 0) {
                 n++;
                 d = end;
@@ -76,21 +73,15 @@ class ChunkPlan {
         return n;
     }
 
-    /** Most bytes of a packed chunk of a plan with {@code chunkSize}. */
-    static int packedChunk(int chunkSize) {
-        return Math.min(chunkSize, PACKED_CHUNK);
-    }
-
     /**
      * End (exclusive) of the packed run that starts at descriptor {@code from}: the descriptors from it on
-     * of at most {@code pack} bytes (zero-length ones included) whose sum fits in {@link #packedChunk}. -1
+     * of at most {@code pack} bytes (zero-length ones included) whose sum fits in {@code cap} bytes. -1
      * if that run holds fewer than two non-empty descriptors (its first descriptor travels on its own).
      */
-    static int runEnd(long[] lengths, int from, int chunkSize, int pack) {
+    static int runEnd(long[] lengths, int from, int pack, int cap) {
         if (pack == 0 || lengths[from] == 0 || lengths[from] > pack) {
             return -1;
         }
-        int cap = packedChunk(chunkSize);
         long total = 0;
         int members = 0;
         int j = from;
@@ -158,7 +149,7 @@ class ChunkPlan {
         while (desc < lengths.length && lengths[desc] == 0) {
             desc++;
         }
-        runEnd = desc < lengths.length ? runEnd(lengths, desc, chunkSize, pack) : -1;
+        runEnd = desc < lengths.length ? runEnd(lengths, desc, pack, packedChunk) : -1;
         if (runEnd > 0) {
             long total = 0;
             for (int i = desc; i < runEnd; i++) {

@@ -29,14 +29,16 @@ import java.util.function.Consumer;
  * stream travels on channel k mod C. The receiver posts receives in exactly the announced order.
  * Protocol violations by the peer are thrown as {@link TransferException}s with REMOTE_DISCONNECT.
  *
- * <p>A WRITE (or READ_DATA) announces a packing limit with its chunk size: consecutive descriptors of at
- * most that many bytes share chunks ({@link ChunkPlan}). Each side gathers or scatters them in memory of
- * one kind that its unpacker reaches (host memory always; device memory with a GPU unpacker). The
- * initiator picks the limit for a WRITE from its own memory and the kinds the target published; for a
- * READ it offers its own limit in the READ frame and the target answers with at most that (0 if its own
- * memory does not allow packing). A target refuses packed chunks into memory it cannot scatter into
- * (mixed kinds, or device memory its unpacker does not reach) with NOT_SUPPORTED and drains them, as
- * any refused WRITE.
+ * <p>A WRITE (or READ_DATA) announces a {@link Packing} with its chunk size: consecutive descriptors of
+ * at most its limit share chunks of at most its packed-chunk size ({@link ChunkPlan}). Each side gathers
+ * or scatters them in memory of one kind that its unpacker reaches (host memory always; device memory
+ * with a GPU unpacker), through staging buffers of that kind. The initiator picks the packing of a
+ * WRITE from its own memory and the kinds the target published (the smaller of what each kind allows);
+ * for a READ it offers what its own memory allows in the READ frame and the target answers with at most
+ * that and what its memory allows (none if its memory does not allow packing). A target refuses packed
+ * chunks into memory it cannot scatter into (mixed kinds, device memory its unpacker does not reach, or
+ * chunks larger than its staging buffers of that kind) with NOT_SUPPORTED and drains them, as any
+ * refused WRITE.
  *
  * <p>A post the session marked inline (host memory on both sides, at most
  * {@link EngineConfig#inlineLimit()} bytes) carries its bytes in the control frame instead: a WRITE is
@@ -99,9 +101,9 @@ final class DataPath implements ChunkPipeline.Completions {
         } else if (f instanceof ControlFrame.WriteAck a) {
             onWriteAck(a);
         } else if (f instanceof ControlFrame.Read r) {
-            onRead(r.xfer(), r.pack(), r.addresses(), r.lengths(), false);
+            onRead(r.xfer(), new Packing(r.pack(), r.packedChunk()), r.addresses(), r.lengths(), false);
         } else if (f instanceof ControlFrame.ReadInline r) {
-            onRead(r.xfer(), r.pack(), r.addresses(), r.lengths(), true);
+            onRead(r.xfer(), new Packing(r.pack(), r.packedChunk()), r.addresses(), r.lengths(), true);
         } else if (f instanceof ControlFrame.ReadReply r) {
             onReadReply(r);
         } else if (f instanceof ControlFrame.ReadData d) {
@@ -122,16 +124,18 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p.inline()) {
             startInline(p, n);
         } else if (p.write()) {
-            writer.write(p.xfer().id, cfg.chunkSize(), p.pack(), p.notification(), p.remoteAddresses(), p.lengths(), n);
+            Packing packing = p.packing();
+            writer.write(p.xfer().id, cfg.chunkSize(), packing.limit(), packing.chunk(), p.notification(),
+                    p.remoteAddresses(), p.lengths(), n);
             OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
-                    p.pack());
+                    packing);
             awaitingAck.put(op.xferId, op);
             live.add(op);
             if (op.chunks > 0) {
                 pipeline.send(op);
             }
         } else {
-            writer.read(p.xfer().id, p.pack(), p.remoteAddresses(), p.lengths(), n);
+            writer.read(p.xfer().id, p.packing().limit(), p.packing().chunk(), p.remoteAddresses(), p.lengths(), n);
             awaitingData.put(p.xfer().id, p);
         }
     }
@@ -140,27 +144,32 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p.write()) {
             writer.writeInline(p.xfer().id, p.notification(), p.remoteAddresses(), p.lengths(), n,
                     p.localAddresses(), (int) p.xfer().bytes);
-            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(), 0);
+            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
+                    Packing.NONE);
             op.completed = op.chunks; // the bytes left with the frame
             awaitingAck.put(op.xferId, op);
             live.add(op);
         } else {
-            writer.readInline(p.xfer().id, p.pack(), p.remoteAddresses(), p.lengths(), n);
+            writer.readInline(p.xfer().id, p.packing().limit(), p.packing().chunk(), p.remoteAddresses(), p.lengths(),
+                    n);
             awaitingData.put(p.xfer().id, p);
         }
     }
 
     private void onWrite(ControlFrame.Write w) {
-        checkChunk(w.chunkSize(), w.pack(), w.chunkSize());
+        Packing packing = new Packing(w.pack(), w.packedChunk());
+        checkChunk(w.chunkSize(), packing, null);
         LocalRegion[] regions = new LocalRegion[w.lengths().length];
         int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
-        if (refusal == 0 && w.pack() > 0 && !packs(regions)) {
-            // the sender packs only into memory of one kind (as it was shown); this side must reach it
+        if (refusal == 0 && packing.packs() && (!packs(regions)
+                || packing.chunk() > Packing.maxChunk(LocalRegion.oneKind(regions)))) {
+            // the sender packs only into memory of one kind (as it was shown), in chunks that kind allows;
+            // this side must reach that memory and hold such chunks in its staging buffers
             LocalRegion.releaseAll(regions);
             refusal = Code.NOT_SUPPORTED.nixlStatus();
         }
         InOp op = new InOp(null, w.xfer(), w.addresses(), w.lengths(), refusal == 0 ? regions : null,
-                w.chunkSize(), w.pack(), w.notification(), refusal);
+                w.chunkSize(), packing, w.notification(), refusal);
         if (refusal != 0) {
             LOG.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3}); draining its data",
                     engineName, w.xfer(), peerName, refusal);
@@ -198,8 +207,8 @@ final class DataPath implements ChunkPipeline.Completions {
         writer.writeAck(w.xfer(), refusal);
     }
 
-    /** {@code accepted}: the largest packing limit the initiator takes. */
-    private void onRead(long xfer, int accepted, long[] addresses, long[] lengths, boolean inlineOk) {
+    /** {@code accepted}: the most packing the initiator takes. */
+    private void onRead(long xfer, Packing accepted, long[] addresses, long[] lengths, boolean inlineOk) {
         LocalRegion[] regions = new LocalRegion[lengths.length];
         int refusal = registry.admitRemoteAccess(addresses, lengths, regions);
         if (refusal != 0) {
@@ -217,9 +226,9 @@ final class DataPath implements ChunkPipeline.Completions {
             LocalRegion.releaseAll(regions);
             return;
         }
-        int pack = packs(regions) ? Math.min(Math.max(accepted, 0), cfg.packLimit()) : 0;
-        writer.readData(xfer, cfg.chunkSize(), pack);
-        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, cfg.chunkSize(), pack);
+        Packing packing = packs(regions) ? Packing.of(LocalRegion.oneKind(regions), cfg).min(accepted) : Packing.NONE;
+        writer.readData(xfer, cfg.chunkSize(), packing.limit(), packing.chunk());
+        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, cfg.chunkSize(), packing);
         if (op.chunks == 0) {
             op.releaseRegions();
         } else {
@@ -233,8 +242,9 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p == null) {
             throw disconnect("READ_DATA for unknown transfer " + d.xfer());
         }
-        checkChunk(d.chunkSize(), d.pack(), p.pack());
-        receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(), d.pack(),
+        Packing packing = new Packing(d.pack(), d.packedChunk());
+        checkChunk(d.chunkSize(), packing, p.packing());
+        receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(), packing,
                 p.notification(), 0));
     }
 
@@ -288,14 +298,14 @@ final class DataPath implements ChunkPipeline.Completions {
         return kind != null && unpacker.reaches(kind);
     }
 
-    /** Checks an announced chunk size and packing limit; the limit may not exceed {@code maxPack}. */
-    private static void checkChunk(int chunk, int pack, int maxPack) {
+    /** Checks an announced chunk size and packing; the packing may not exceed {@code offered} (null: any). */
+    private static void checkChunk(int chunk, Packing packing, Packing offered) {
         if (chunk < 1 || chunk > EngineConfig.MAX_CHUNK) {
             throw disconnect("peer announced chunk size " + chunk);
         }
-        if (pack < 0 || pack > chunk || pack > maxPack) {
-            throw disconnect("peer announced packing limit " + pack + " (chunk size " + chunk + ", at most " + maxPack
-                    + " allowed)");
+        if (!packing.isValid(chunk) || (offered != null && !packing.within(offered))) {
+            throw disconnect("peer announced packing " + packing.limit() + " in chunks of " + packing.chunk()
+                    + " (chunk size " + chunk + (offered == null ? "" : ", at most " + offered + " offered") + ")");
         }
     }
 

@@ -308,8 +308,7 @@ public final class Engine implements TransferEngine {
         if (peer.equals(config.name())) {
             return new LocalSession(config.name(), commands, registry, memory, notifications, xferIds);
         }
-        return new RemoteSession(knownPeer(peer), commands, registry, directory, xferIds,
-                config.inlineLimit(), config.packLimit(), packsDevice);
+        return new RemoteSession(knownPeer(peer), commands, registry, directory, xferIds, config, packsDevice);
     }
 
     @Override

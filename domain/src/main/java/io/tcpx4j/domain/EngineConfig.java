@@ -34,23 +34,28 @@ import java.util.Objects;
  * @param inlineLimit     a transfer of at most this many bytes in total, between host memory on both sides,
  *                        travels inside its control frame (one round trip, no data channel); 0 never,
  *                        at most {@link #MAX_INLINE}
- * @param coalesceLimit   descriptors of at most this many bytes (and at most {@code chunkSize}) travel packed
- *                        with their neighbours in shared chunks, through staging buffers of their kind
- *                        where they do not lie back to back (host memory copied by the CPU, device memory
- *                        by the unpack kernel), when each side's descriptors are of one kind its unpacker
- *                        reaches; 0 never, at most {@link #MAX_CHUNK}
+ * @param coalesceLimit   descriptors of host memory of at most this many bytes (and at most {@code chunkSize})
+ *                        travel packed with their neighbours in shared chunks of at most 128 KiB, through
+ *                        staging buffers copied by the CPU where they do not lie back to back, when each
+ *                        side's descriptors are of one kind its unpacker reaches; 0 never, at most
+ *                        {@link #MAX_CHUNK}
+ * @param deviceCoalesceLimit the same for device memory, in shared chunks of at most 512 KiB gathered and
+ *                        scattered by the unpack kernel; a transfer between host and device memory packs
+ *                        as host memory does (the smaller limit and chunk); 0 never, at most {@link #MAX_CHUNK}
  */
 public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
                            List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
                            Duration peerTimeout, Duration connectTimeout, Duration heartbeat,
                            Duration shutdownTimeout, IdlePolicy idle, SSLContext controlTls,
-                           boolean controlTlsClientAuth, int inlineLimit, int coalesceLimit) {
+                           boolean controlTlsClientAuth, int inlineLimit, int coalesceLimit,
+                           int deviceCoalesceLimit) {
 
     public static final int DEFAULT_CHUNK = 512 * 1024;
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
     public static final int DEFAULT_INLINE = 16 * 1024;
     public static final int MAX_INLINE = 1024 * 1024;
     public static final int DEFAULT_COALESCE = 32 * 1024;
+    public static final int DEFAULT_DEVICE_COALESCE = 128 * 1024;
 
     public EngineConfig {
         Objects.requireNonNull(name, "name");
@@ -79,73 +84,76 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
         require(controlTls != null || !controlTlsClientAuth, "controlTlsClientAuth needs controlTls");
         require(inlineLimit >= 0 && inlineLimit <= MAX_INLINE, "inlineLimit must be 0.." + MAX_INLINE);
         require(coalesceLimit >= 0 && coalesceLimit <= MAX_CHUNK, "coalesceLimit must be 0.." + MAX_CHUNK);
+        require(deviceCoalesceLimit >= 0 && deviceCoalesceLimit <= MAX_CHUNK,
+                "deviceCoalesceLimit must be 0.." + MAX_CHUNK);
     }
 
     /**
      * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling,
-     * host-to-host transfers up to 16 KiB inline, descriptors up to 32 KiB packed into shared chunks.
+     * host-to-host transfers up to 16 KiB inline, descriptors up to 32 KiB of host memory and up to
+     * 128 KiB of device memory packed into shared chunks.
      */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,
                 Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5),
-                IdlePolicy.ADAPTIVE, null, false, DEFAULT_INLINE, DEFAULT_COALESCE);
+                IdlePolicy.ADAPTIVE, null, false, DEFAULT_INLINE, DEFAULT_COALESCE, DEFAULT_DEVICE_COALESCE);
     }
 
     public EngineConfig withName(String v) {
         return new EngineConfig(v, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withListen(String host, int port) {
         return new EngineConfig(name, host, port, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withAdvertiseHost(String v) {
         return new EngineConfig(name, listenHost, listenPort, v, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withChannels(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, v, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withChannelDevices(List<Integer> v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, v, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withChunkSize(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, v,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withWindows(int send, int recv) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withTimeouts(Duration peer, Duration connect, Duration beat) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withShutdownTimeout(Duration v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withIdle(IdlePolicy v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, v,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     /**
@@ -155,24 +163,25 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     public EngineConfig withControlTls(SSLContext context, boolean requireClientAuth) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                context, requireClientAuth, inlineLimit, coalesceLimit);
+                context, requireClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withInlineLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, v, coalesceLimit);
-    }
-
-    /** The packing limit this engine announces: {@link #coalesceLimit()}, at most the chunk size. */
-    public int packLimit() {
-        return Math.min(coalesceLimit, chunkSize);
+                controlTls, controlTlsClientAuth, v, coalesceLimit, deviceCoalesceLimit);
     }
 
     public EngineConfig withCoalesceLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, v);
+                controlTls, controlTlsClientAuth, inlineLimit, v, deviceCoalesceLimit);
+    }
+
+    public EngineConfig withDeviceCoalesceLimit(int v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, v);
     }
 
     private static void require(boolean ok, String message) {

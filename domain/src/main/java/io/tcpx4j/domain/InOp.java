@@ -14,9 +14,9 @@ final class InOp extends ChunkPlan {
     /** A refused WRITE: chunks are drained into a discard buffer to keep the stream in step. */
     final int refusal;
 
-    InOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, int pack,
-         byte[] notification, int refusal) {
-        super(xferId, addresses, lengths, regions, chunkSize, pack, refusal != 0);
+    InOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize,
+         Packing packing, byte[] notification, int refusal) {
+        super(xferId, addresses, lengths, regions, chunkSize, packing, refusal != 0);
         this.xfer = xfer;
         this.notification = notification;
         this.refusal = refusal;

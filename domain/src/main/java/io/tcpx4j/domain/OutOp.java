@@ -12,8 +12,9 @@ final class OutOp extends ChunkPlan {
     boolean acked;
     int ackStatus;
 
-    OutOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, int pack) {
-        super(xferId, addresses, lengths, regions, chunkSize, pack, false);
+    OutOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize,
+          Packing packing) {
+        super(xferId, addresses, lengths, regions, chunkSize, packing, false);
         this.xfer = xfer;
     }
 }

@@ -2,11 +2,11 @@ package io.tcpx4j.domain;
 
 /**
  * A validated READ or WRITE on its way to the agent. Local regions are already pinned. {@code inline}:
- * its bytes travel in the control frames (host memory on both sides, small enough). {@code pack}: the
- * packing limit a WRITE announces, or the largest a READ takes (0: no packed chunks).
+ * its bytes travel in the control frames (host memory on both sides, small enough). {@code packing}:
+ * what a WRITE announces, or the most a READ takes.
  */
 record Post(boolean write, Xfer xfer, long[] localAddresses, long[] remoteAddresses, long[] lengths,
-            LocalRegion[] regions, byte[] notification, boolean inline, int pack) implements PendingWork {
+            LocalRegion[] regions, byte[] notification, boolean inline, Packing packing) implements PendingWork {
 
     void releaseRegions() {
         LocalRegion.releaseAll(regions);

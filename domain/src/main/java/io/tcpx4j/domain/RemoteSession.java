@@ -25,19 +25,21 @@ final class RemoteSession implements Session {
     private final PeerDirectory directory;
     private final AtomicLong xferIds;
     private final int inlineLimit;
-    private final int coalesceLimit;
+    private final Packing hostPacking;
+    private final Packing devicePacking;
     private final boolean packsDevice;
 
     /** {@code packsDevice}: whether this engine's unpacker gathers and scatters packed chunks of device memory. */
     RemoteSession(Peer peer, CommandQueue agent, RegionRegistry registry, PeerDirectory directory, AtomicLong xferIds,
-                  int inlineLimit, int coalesceLimit, boolean packsDevice) {
+                  EngineConfig cfg, boolean packsDevice) {
         this.peer = peer;
         this.agent = agent;
         this.registry = registry;
         this.directory = directory;
         this.xferIds = xferIds;
-        this.inlineLimit = inlineLimit;
-        this.coalesceLimit = coalesceLimit;
+        this.inlineLimit = cfg.inlineLimit();
+        this.hostPacking = Packing.of(MemoryKind.DRAM, cfg);
+        this.devicePacking = Packing.of(MemoryKind.VRAM, cfg);
         this.packsDevice = packsDevice;
     }
 
@@ -95,12 +97,16 @@ final class RemoteSession implements Session {
         boolean localHost = LocalRegion.allHost(pinned);
         boolean inline = bytes <= inlineLimit && (remoteHost || !write) && localHost;
         // each side gathers or scatters packed chunks of one kind of memory that it reaches (device memory
-        // through its unpacker); a READ offers packing for its own side, and the target decides for its side
+        // through its unpacker), as its kind allows; a READ offers packing for its own side, and the target
+        // decides for its side
         MemoryKind localKind = LocalRegion.oneKind(pinned);
-        boolean localPacks = localHost || (localKind == MemoryKind.VRAM && packsDevice);
-        int pack = localPacks && (remoteHost || remoteDevice || !write) ? coalesceLimit : 0;
+        Packing packing = localHost ? hostPacking
+                : localKind == MemoryKind.VRAM && packsDevice ? devicePacking : Packing.NONE;
+        if (write) {
+            packing = remoteHost ? packing.min(hostPacking) : remoteDevice ? packing.min(devicePacking) : Packing.NONE;
+        }
         Post p = new Post(write, x, la, ra, len, pinned, notification == null ? null : notification.clone(), inline,
-                pack);
+                packing);
         try {
             agent.submit(() -> {
                 if (!p.xfer().isEnded()) {

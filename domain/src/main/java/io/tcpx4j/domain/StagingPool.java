@@ -9,7 +9,8 @@ import io.tcpx4j.domain.port.out.PtrType;
 /**
  * Buffers that packed chunks of one lane travel through: the sender gathers a run of descriptors
  * into a buffer and sends from it, the receiver receives into one and scatters it. One allocation of
- * {@link #SLOTS} buffers of {@link ChunkPlan#PACKED_CHUNK} bytes (2 MiB in all), made on the first packed
+ * {@link #SLOTS} buffers of the kind's largest packed chunk ({@link Packing#HOST_CHUNK}: 2 MiB in all;
+ * {@link Packing#DEVICE_CHUNK}: 8 MiB), made on the first packed
  * chunk and registered on the lane's comms like any region (lazily, on first use): host memory for runs
  * of host memory, device memory of the runs' GPU for runs of device memory (registered as CUDA memory,
  * so that a GPUDirect transport sends from and receives into it as from any GPU buffer). A lane that
@@ -25,6 +26,8 @@ final class StagingPool {
     private final DeviceMemory memory;
     private final MemoryKind kind;
     private final int device;
+    /** Bytes per buffer: the largest packed chunk of the pool's kind. */
+    private final int slotBytes;
     private LocalRegion region;
     private final int[] free = new int[SLOTS];
     private int freeCount;
@@ -39,12 +42,13 @@ final class StagingPool {
         this.memory = memory;
         this.kind = kind;
         this.device = device;
+        this.slotBytes = Packing.maxChunk(kind);
     }
 
     /** A free buffer (its index), or -1 if all are in use. */
     int take() {
         if (region == null) {
-            long bytes = (long) ChunkPlan.PACKED_CHUNK * SLOTS;
+            long bytes = (long) slotBytes * SLOTS;
             MemoryDescriptor range;
             PtrType type;
             if (kind == MemoryKind.DRAM) {
@@ -68,7 +72,7 @@ final class StagingPool {
     }
 
     long address(int slot) {
-        return region.range.address() + (long) slot * ChunkPlan.PACKED_CHUNK;
+        return region.range.address() + (long) slot * slotBytes;
     }
 
     /** The region every buffer lies in (for the transport registration). */

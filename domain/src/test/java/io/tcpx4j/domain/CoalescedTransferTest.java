@@ -70,7 +70,7 @@ class CoalescedTransferTest {
         long[] sizes = repeat(16 * KIB, 256);
         pair.transferAndCheck(true, sizes);
         // 4 MiB in packed chunks of 128 KiB: 32 sends and 32 receives instead of 256 each
-        assertThat(ChunkPlan.PACKED_CHUNK).isEqualTo(128 * KIB);
+        assertThat(Packing.HOST_CHUNK).isEqualTo(128 * KIB);
         assertThat(requests()).as("requests of the WRITE").isEqualTo(2 * 32);
         pair.transferAndCheck(false, sizes);
         assertThat(requests()).as("requests of the WRITE and the READ").isEqualTo(4 * 32);
@@ -80,7 +80,7 @@ class CoalescedTransferTest {
     void everyLayoutOfSourcesAndDestinationsLandsTheSameBytesThroughTheSameChunks() {
         pair(64 * KIB, 64 * KIB);
         long[] sizes = {16 * KIB, 0, 3, 16 * KIB, 40 * KIB, 1, 64 * KIB, 5000, 16 * KIB, 700 * KIB, 8 * KIB, 9 * KIB};
-        long chunks = ChunkPlan.countChunks(sizes, CHUNK, 64 * KIB);
+        long chunks = ChunkPlan.countChunks(sizes, CHUNK, Packing.of(MemoryKind.DRAM, 64 * KIB, CHUNK));
         long merged = (Arrays.stream(sizes).sum() + CHUNK - 1) / CHUNK;
         int expected = 0;
         for (boolean write : new boolean[] {true, false}) {
@@ -101,7 +101,7 @@ class CoalescedTransferTest {
     void mixedSizesKeepLargeDescriptorsOnTheirOwnChunksAndPackTheRest() {
         pair(64 * KIB, 64 * KIB);
         long[] sizes = {16 * KIB, 16 * KIB, 1024 * KIB + 5, 4 * KIB, 0, 4 * KIB, 64 * KIB + 1, 1, 64 * KIB, 7, 3 * KIB};
-        long expected = ChunkPlan.countChunks(sizes, CHUNK, 64 * KIB);
+        long expected = ChunkPlan.countChunks(sizes, CHUNK, Packing.of(MemoryKind.DRAM, 64 * KIB, CHUNK));
         // [16K 16K] [1M+5 → 3 chunks] [4K 0 4K] [64K+1] [1 64K 7 3K]
         assertThat(expected).isEqualTo(1 + 3 + 1 + 1 + 1);
         pair.transferAndCheck(true, sizes);
@@ -154,12 +154,13 @@ class CoalescedTransferTest {
         DeviceMemory memoryB = kind == MemoryKind.VRAM ? vramB : new HostMemory();
         InMemoryNetTransportDouble.Config transport = devmem ? InMemoryNetTransportDouble.Config.defaults()
                 : InMemoryNetTransportDouble.Config.defaults().without(Capability.DEVMEM_RECEIVE);
-        pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0).withCoalesceLimit(64 * KIB),
-                EngineConfig.defaults("beta").withInlineLimit(0).withCoalesceLimit(64 * KIB),
-                CountingTransportDouble::new, transport, memoryA, unpackA, memoryB, unpackB);
+        pair = new EnginePair(limits(EngineConfig.defaults("alpha"), 64 * KIB), limits(EngineConfig.defaults("beta"),
+                64 * KIB), CountingTransportDouble::new, transport, memoryA, unpackA, memoryB, unpackB);
         long[] sizes = {16 * KIB, 0, 3, 16 * KIB, 40 * KIB, 1, 64 * KIB, 5000, 16 * KIB, 700 * KIB, 8 * KIB, 9 * KIB,
             16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB, 16 * KIB};
-        long chunks = ChunkPlan.countChunks(sizes, CHUNK, 64 * KIB);
+        // device memory in chunks of up to 512 KiB, host memory of up to 128 KiB
+        long chunks = ChunkPlan.countChunks(sizes, CHUNK, Packing.of(kind, 64 * KIB, CHUNK));
+        assertThat(chunks).isEqualTo(kind == MemoryKind.VRAM ? 4 : 6);
         int expected = 0;
         for (boolean write : new boolean[] {true, false}) {
             // sources or destinations in place, or both apart (back to back on both sides merges them)
@@ -183,6 +184,49 @@ class CoalescedTransferTest {
         close();
         pair = null;
         assertThat(vramA.deviceAllocations() + vramB.deviceAllocations()).as("staging freed at close").isZero();
+    }
+
+    /** {@code cfg} without inline transfers, with {@code limit} for both kinds of memory. */
+    private static EngineConfig limits(EngineConfig cfg, int limit) {
+        return cfg.withInlineLimit(0).withCoalesceLimit(limit).withDeviceCoalesceLimit(limit);
+    }
+
+    /** A pair whose engines see their memory as {@code kindA} and {@code kindB}, default packing limits. */
+    private EnginePair pairOf(MemoryKind kindA, MemoryKind kindB) {
+        DeviceMemory memoryA = kindA == MemoryKind.VRAM ? new HostAsVramDouble() : new HostMemory();
+        DeviceMemory memoryB = kindB == MemoryKind.VRAM ? new HostAsVramDouble() : new HostMemory();
+        pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0),
+                EngineConfig.defaults("beta").withInlineLimit(0), CountingTransportDouble::new,
+                InMemoryNetTransportDouble.Config.defaults(), memoryA, new HostAsVramDouble.Unpacking(), memoryB,
+                new HostAsVramDouble.Unpacking());
+        return pair;
+    }
+
+    @ParameterizedTest(name = "{0} x {1}")
+    @CsvSource({"16, 256", "64, 64", "128, 32"})
+    void kvBlocksOfDeviceMemoryTravelInFullChunksByDefault(int kib, int blocks) {
+        pairOf(MemoryKind.VRAM, MemoryKind.VRAM);
+        long[] sizes = repeat(kib * KIB, blocks);
+        // 4 MiB scattered on both sides, packed into 512 KiB chunks: 8 sends and 8 receives
+        pair.transferAndCheck(true, sizes, true, true, MemoryKind.VRAM);
+        assertThat(requests()).as("requests of the WRITE").isEqualTo(2 * 8);
+        pair.transferAndCheck(false, sizes, true, true, MemoryKind.VRAM);
+        assertThat(requests()).as("requests of the WRITE and the READ").isEqualTo(4 * 8);
+    }
+
+    @ParameterizedTest(name = "{0} initiator")
+    @CsvSource({"VRAM, DRAM", "DRAM, VRAM"})
+    void hostAndDeviceMemoryOnTheTwoSidesPackAsHostMemory(MemoryKind initiator, MemoryKind target) {
+        pairOf(initiator, target);
+        // 16 KiB descriptors within both limits: 128 KiB chunks, as host memory allows
+        pair.transferAndCheck(true, repeat(16 * KIB, 256), true, true, initiator, target);
+        assertThat(requests()).as("16 KiB x 256 WRITE").isEqualTo(2 * 32);
+        pair.transferAndCheck(false, repeat(16 * KIB, 256), true, true, target, initiator);
+        assertThat(requests()).as("and READ").isEqualTo(4 * 32);
+        // 64 KiB descriptors: within the device limit, above the host one
+        pair.transferAndCheck(true, repeat(64 * KIB, 64), true, true, initiator, target);
+        pair.transferAndCheck(false, repeat(64 * KIB, 64), true, true, target, initiator);
+        assertThat(requests()).as("64 KiB x 64, each on its own").isEqualTo(4 * 32 + 4 * 64);
     }
 
     /** Beta's memory double: one host range it calls VRAM (as a GPU build would see device memory). */

@@ -165,6 +165,12 @@ final class EnginePair implements AutoCloseable {
     /** As above, with descriptors and registrations of {@code kind} on both sides. */
     void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart,
                           MemoryKind kind) {
+        transferAndCheck(write, sizes, sourcesApart, destinationsApart, kind, kind);
+    }
+
+    /** As above, with sources of {@code sourceKind} and destinations of {@code destinationKind}. */
+    void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart,
+                          MemoryKind sourceKind, MemoryKind destinationKind) {
         long total = 0;
         for (long s : sizes) {
             total += s;
@@ -174,8 +180,8 @@ final class EnginePair implements AutoCloseable {
         long dstBuf = poisoned(dstSize, CHECK_POISON);
         Engine srcOwner = write ? a : b;
         Engine dstOwner = write ? b : a;
-        MemoryDescriptor srcRange = new MemoryDescriptor(srcBuf, total, kind, 0);
-        MemoryDescriptor dstRange = new MemoryDescriptor(dstBuf, dstSize, kind, 0);
+        MemoryDescriptor srcRange = new MemoryDescriptor(srcBuf, total, sourceKind, 0);
+        MemoryDescriptor dstRange = new MemoryDescriptor(dstBuf, dstSize, destinationKind, 0);
         srcOwner.register(srcRange);
         dstOwner.register(dstRange);
         a.loadRemoteMetadata("beta", new RegionMetadata("beta", write ? dstRange : srcRange).encode());
@@ -194,8 +200,8 @@ final class EnginePair implements AutoCloseable {
             dOff += sizes[j] + (destinationsApart ? CHECK_GUARD : 0);
         }
         for (int i = 0; i < sizes.length; i++) {
-            src.add(new MemoryDescriptor(srcAt[i], sizes[i], kind, 0));
-            dst.add(new MemoryDescriptor(dstAt[i], sizes[i], kind, 0));
+            src.add(new MemoryDescriptor(srcAt[i], sizes[i], sourceKind, 0));
+            dst.add(new MemoryDescriptor(dstAt[i], sizes[i], destinationKind, 0));
         }
         byte[] note = "landed".getBytes(StandardCharsets.UTF_8);
         Transfer t = write ? a.session("beta").write(src, dst, note) : a.session("beta").read(dst, src, note);

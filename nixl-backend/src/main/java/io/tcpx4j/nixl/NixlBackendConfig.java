@@ -37,8 +37,10 @@ import java.util.TreeMap;
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
  *       their control frames (0: never; default {@link #defaultInlineLimit}: 256 KiB with 8 CPUs or more,
  *       else 1 MiB, the most)</td></tr>
- *   <tr><td>coalesce_limit</td><td>descriptors of at most this many bytes, host memory on both sides,
- *       share chunks with their neighbours (0: never; default 32 KiB)</td></tr>
+ *   <tr><td>coalesce_limit</td><td>descriptors of host memory of at most this many bytes share chunks of
+ *       up to 128 KiB with their neighbours (0: never; default 32 KiB)</td></tr>
+ *   <tr><td>device_coalesce_limit</td><td>the same for device memory on both sides, chunks of up to
+ *       512 KiB gathered and scattered by the unpack kernel (0: never; default 128 KiB)</td></tr>
  *   <tr><td>cost_network_gbps, cost_local_gbps, cost_latency_us</td><td>the cost model of
  *       estimateXferCost</td></tr>
  * </table>
@@ -90,7 +92,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         m.put("listen_port", "0");
         m.put("progress", "inline");
         for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "coalesce_limit",
-                "cost_network_gbps",
+                "device_coalesce_limit", "cost_network_gbps",
                 "cost_local_gbps",
                 "cost_latency_us")) {
             m.put(k, "");
@@ -147,6 +149,10 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
                 defaultInlineLimit(Runtime.getRuntime().availableProcessors())));
         if (p.containsKey("coalesce_limit")) {
             engine = engine.withCoalesceLimit(integer(p, "coalesce_limit", engine.coalesceLimit()));
+        }
+        if (p.containsKey("device_coalesce_limit")) {
+            engine = engine.withDeviceCoalesceLimit(integer(p, "device_coalesce_limit",
+                    engine.deviceCoalesceLimit()));
         }
         CostModel d = CostModel.DEFAULT;
         CostModel cost = new CostModel(

@@ -136,4 +136,16 @@ class NixlBackendConfigTest {
         assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("coalesce_limit", "5000000"), Map.of()))
                 .hasMessageContaining("coalesceLimit");
     }
+
+    @Test
+    void deviceCoalesceLimitIsAnEngineSettingWithTheEnginesDefault() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().deviceCoalesceLimit())
+                .isEqualTo(io.tcpx4j.domain.EngineConfig.DEFAULT_DEVICE_COALESCE);
+        assertThat(NixlBackendConfig.parse("A", Map.of("device_coalesce_limit", "0"), Map.of()).engine()
+                .deviceCoalesceLimit()).isZero();
+        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_DEVICE_COALESCE_LIMIT", "65536"))
+                .engine().deviceCoalesceLimit()).isEqualTo(65536);
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("device_coalesce_limit", "5000000"), Map.of()))
+                .hasMessageContaining("deviceCoalesceLimit");
+    }
 }

@@ -16,12 +16,12 @@ import java.nio.charset.StandardCharsets;
 public sealed interface ControlFrame {
 
     /**
-     * Version spoken in {@link Hello}: 5 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
-     * with inline transfers (WRITE_INLINE, READ_INLINE, READ_REPLY) and packed chunks (the packing
-     * limit in WRITE, READ, READ_INLINE and READ_DATA) of host or device memory; a version 4 peer
-     * refuses packed chunks into device memory, hence the new number.
+     * Version spoken in {@link Hello}: 6 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
+     * with inline transfers (WRITE_INLINE, READ_INLINE, READ_REPLY) and packed chunks of host or device
+     * memory whose limit and size travel in WRITE, READ, READ_INLINE and READ_DATA; a version 5 peer
+     * derives the size of a packed chunk instead of reading it, hence the new number.
      */
-    int PROTOCOL_VERSION = 5;
+    int PROTOCOL_VERSION = 6;
     /** Bytes of a handshake nonce ({@link Hello}, {@link Challenge}). */
     int NONCE_BYTES = 32;
     /** Bytes of a handshake proof (HMAC-SHA256). */
@@ -67,10 +67,11 @@ public sealed interface ControlFrame {
     }
 
     /**
-     * WRITE announcement: remote ranges (on the receiver), chunking, packing limit (descriptors of at
-     * most {@code pack} bytes share chunks; 0: none) and notification.
+     * WRITE announcement: remote ranges (on the receiver), chunking, packing (descriptors of at most
+     * {@code pack} bytes share chunks of at most {@code packedChunk} bytes; both 0: none) and notification.
      */
-    record Write(long xfer, int chunkSize, int pack, byte[] notification, long[] addresses, long[] lengths)
+    record Write(long xfer, int chunkSize, int pack, int packedChunk, byte[] notification, long[] addresses,
+                 long[] lengths)
             implements ControlFrame {
     }
 
@@ -88,17 +89,18 @@ public sealed interface ControlFrame {
     }
 
     /**
-     * READ request: ranges on the receiver of this frame to send back, and the largest packing limit the
-     * sender of this frame takes (0: no packed chunks).
+     * READ request: ranges on the receiver of this frame to send back, and the largest packing limit and
+     * packed chunk the sender of this frame takes (both 0: no packed chunks).
      */
-    record Read(long xfer, int pack, long[] addresses, long[] lengths) implements ControlFrame {
+    record Read(long xfer, int pack, int packedChunk, long[] addresses, long[] lengths) implements ControlFrame {
     }
 
     /**
      * A READ whose initiator takes the bytes inline: answered by a {@link ReadReply} if the receiver of
      * this frame chooses to, else as a {@link Read} (READ_DATA and chunks, or READ_NACK).
      */
-    record ReadInline(long xfer, int pack, long[] addresses, long[] lengths) implements ControlFrame {
+    record ReadInline(long xfer, int pack, int packedChunk, long[] addresses, long[] lengths)
+            implements ControlFrame {
     }
 
     /**
@@ -108,8 +110,8 @@ public sealed interface ControlFrame {
     record ReadReply(long xfer, ByteBuffer data) implements ControlFrame {
     }
 
-    /** READ accepted: the chunk sequence of the requested ranges follows with this chunk size and packing limit. */
-    record ReadData(long xfer, int chunkSize, int pack) implements ControlFrame {
+    /** READ accepted: the chunk sequence of the requested ranges follows with this chunk size and packing. */
+    record ReadData(long xfer, int chunkSize, int pack, int packedChunk) implements ControlFrame {
     }
 
     /** READ refused. */
@@ -163,10 +165,11 @@ public sealed interface ControlFrame {
                 long xfer = w.i64();
                 int chunk = w.i32();
                 int pack = w.i32();
+                int packed = w.i32();
                 byte[] notif = readNotification(w);
                 int n = w.count(MAX_RANGES);
                 long[][] r = ranges(w, n);
-                yield new Write(xfer, chunk, pack, notif, r[0], r[1]);
+                yield new Write(xfer, chunk, pack, packed, notif, r[0], r[1]);
             }
             case WRITE_INLINE -> {
                 long xfer = w.i64();
@@ -179,15 +182,17 @@ public sealed interface ControlFrame {
             case READ, READ_INLINE -> {
                 long xfer = w.i64();
                 int pack = w.i32();
+                int packed = w.i32();
                 int n = w.count(MAX_RANGES);
                 long[][] r = ranges(w, n);
-                yield type == READ ? new Read(xfer, pack, r[0], r[1]) : new ReadInline(xfer, pack, r[0], r[1]);
+                yield type == READ ? new Read(xfer, pack, packed, r[0], r[1])
+                        : new ReadInline(xfer, pack, packed, r[0], r[1]);
             }
             case READ_REPLY -> {
                 long xfer = w.i64();
                 yield new ReadReply(xfer, w.view(w.count(MAX_FRAME)));
             }
-            case READ_DATA -> new ReadData(w.i64(), w.i32(), w.i32());
+            case READ_DATA -> new ReadData(w.i64(), w.i32(), w.i32(), w.i32());
             case READ_NACK -> new ReadNack(w.i64(), w.i32());
             case NOTIF -> {
                 int len = w.count(MAX_NOTIFICATION);

@@ -102,10 +102,11 @@ public final class FrameWriter {
         }
     }
 
-    public void write(long xfer, int chunkSize, int pack, byte[] notification, long[] addresses, long[] lengths,
-                      int n) {
+    public void write(long xfer, int chunkSize, int pack, int packedChunk, byte[] notification, long[] addresses,
+                      long[] lengths, int n) {
         int notifBytes = notification == null ? 1 : 1 + 4 + notification.length;
-        frame(ControlFrame.WRITE, 8 + 4 + 4 + notifBytes + 4 + 16 * n).putLong(xfer).putInt(chunkSize).putInt(pack);
+        frame(ControlFrame.WRITE, 8 + 4 + 4 + 4 + notifBytes + 4 + 16 * n).putLong(xfer).putInt(chunkSize).putInt(pack)
+                .putInt(packedChunk);
         if (notification == null) {
             out.put((byte) 0);
         } else {
@@ -135,13 +136,13 @@ public final class FrameWriter {
         frame(ControlFrame.WRITE_ACK, 12).putLong(xfer).putInt(status);
     }
 
-    public void read(long xfer, int pack, long[] addresses, long[] lengths, int n) {
-        frame(ControlFrame.READ, 8 + 4 + 4 + 16 * n).putLong(xfer).putInt(pack);
+    public void read(long xfer, int pack, int packedChunk, long[] addresses, long[] lengths, int n) {
+        frame(ControlFrame.READ, 8 + 4 + 4 + 4 + 16 * n).putLong(xfer).putInt(pack).putInt(packedChunk);
         putRanges(addresses, lengths, n);
     }
 
-    public void readInline(long xfer, int pack, long[] addresses, long[] lengths, int n) {
-        frame(ControlFrame.READ_INLINE, 8 + 4 + 4 + 16 * n).putLong(xfer).putInt(pack);
+    public void readInline(long xfer, int pack, int packedChunk, long[] addresses, long[] lengths, int n) {
+        frame(ControlFrame.READ_INLINE, 8 + 4 + 4 + 4 + 16 * n).putLong(xfer).putInt(pack).putInt(packedChunk);
         putRanges(addresses, lengths, n);
     }
 
@@ -151,8 +152,8 @@ public final class FrameWriter {
         putBytes(sources, lengths, n);
     }
 
-    public void readData(long xfer, int chunkSize, int pack) {
-        frame(ControlFrame.READ_DATA, 16).putLong(xfer).putInt(chunkSize).putInt(pack);
+    public void readData(long xfer, int chunkSize, int pack, int packedChunk) {
+        frame(ControlFrame.READ_DATA, 20).putLong(xfer).putInt(chunkSize).putInt(pack).putInt(packedChunk);
     }
 
     public void readNack(long xfer, int status) {

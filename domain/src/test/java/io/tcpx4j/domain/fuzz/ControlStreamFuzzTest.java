@@ -37,11 +37,11 @@ class ControlStreamFuzzTest {
         w.helloOk("beta", 7, 2);
         w.reject(-6, "wrong connection secret");
         w.handles(new byte[][] {new byte[128], new byte[128]});
-        w.write(9, 4096, 1024, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);
-        w.write(10, 4096, 0, null, new long[0], new long[0], 0);
+        w.write(9, 4096, 1024, 4096, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);
+        w.write(10, 4096, 0, 0, null, new long[0], new long[0], 0);
         w.writeAck(9, -6);
-        w.read(11, 2048, new long[] {5}, new long[] {6}, 1);
-        w.readData(11, 8192, 2048);
+        w.read(11, 2048, 65536, new long[] {5}, new long[] {6}, 1);
+        w.readData(11, 8192, 2048, 8192);
         w.readNack(12, -6);
         w.notif(new byte[] {9});
         w.ping();

@@ -70,10 +70,10 @@ class CodecTest {
         w.hello("alpha", 42, nonce, 3);
         w.challenge("beta", SECRET, proof);
         w.proof(proof);
-        w.write(9, 4096, 1024, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);
-        w.write(10, 4096, 0, null, new long[0], new long[0], 0);
-        w.read(11, 2048, new long[] {5}, new long[] {6}, 1);
-        w.readData(11, 8192, 2048);
+        w.write(9, 4096, 1024, 4096, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);
+        w.write(10, 4096, 0, 0, null, new long[0], new long[0], 0);
+        w.read(11, 2048, 65536, new long[] {5}, new long[] {6}, 1);
+        w.readData(11, 8192, 2048, 8192);
         w.writeAck(9, -6);
         w.notif(new byte[] {9});
         w.ping();
@@ -95,14 +95,17 @@ class CodecTest {
                     assertThat(wr.lengths()).containsExactly(30, 40);
                     assertThat(wr.chunkSize()).isEqualTo(4096);
                     assertThat(wr.pack()).isEqualTo(1024);
+                    assertThat(wr.packedChunk()).isEqualTo(4096);
                 }
                 if (f instanceof ControlFrame.Read rd) {
                     assertThat(rd.pack()).isEqualTo(2048);
+                    assertThat(rd.packedChunk()).isEqualTo(65536);
                     assertThat(rd.addresses()).containsExactly(5);
                 }
                 if (f instanceof ControlFrame.ReadData rd) {
                     assertThat(rd.chunkSize()).isEqualTo(8192);
                     assertThat(rd.pack()).isEqualTo(2048);
+                    assertThat(rd.packedChunk()).isEqualTo(8192);
                 }
                 if (f instanceof ControlFrame.Hello h) {
                     assertThat(h.name()).isEqualTo("alpha");
@@ -138,7 +141,7 @@ class CodecTest {
             FrameWriter w = new FrameWriter();
             w.writeInline(5, new byte[] {7}, new long[] {100, 200}, new long[] {10, 54}, 2,
                     new long[] {src, src + 10}, 64);
-            w.readInline(6, 0, new long[] {300}, new long[] {64}, 1);
+            w.readInline(6, 0, 0, new long[] {300}, new long[] {64}, 1);
             w.readReply(6, new long[] {src + 60, src}, new long[] {4, 60}, 2, 64);
             FrameReader r = new FrameReader();
             ByteBuffer p = w.pending();

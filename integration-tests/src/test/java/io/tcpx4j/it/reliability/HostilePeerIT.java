@@ -163,7 +163,7 @@ class HostilePeerIT {
         // a READ pipelined behind the HELLO, before any proof: at most the CHALLENGE, then the close
         try (HostileClient c = connect()) {
             c.writer.hello("mallory", 1, new byte[ControlFrame.NONCE_BYTES], 1);
-            c.writer.read(1, 0, new long[] {region}, new long[] {REGION}, 1);
+            c.writer.read(1, 0, 0, new long[] {region}, new long[] {REGION}, 1);
             c.flush();
             ControlFrame f = c.next(Duration.ofSeconds(10));
             if (f instanceof ControlFrame.Challenge) {
@@ -435,7 +435,7 @@ class HostilePeerIT {
         }
         // a READ of the whole region before any HELLO
         try (HostileClient c = connect()) {
-            c.writer.read(1, 0, new long[] {region}, new long[] {REGION}, 1);
+            c.writer.read(1, 0, 0, new long[] {region}, new long[] {REGION}, 1);
             c.flush();
             assertThat(c.next(Duration.ofSeconds(10))).as("READ before HELLO: dropped, nothing answered").isNull();
         }
@@ -510,7 +510,7 @@ class HostilePeerIT {
 
     private static byte[] readFrame(long xfer, long[] a, long[] l) {
         io.tcpx4j.domain.protocol.FrameWriter w = new io.tcpx4j.domain.protocol.FrameWriter();
-        w.read(xfer, 0, a, l, a.length);
+        w.read(xfer, 0, 0, a, l, a.length);
         ByteBuffer p = w.pending();
         byte[] b = new byte[p.remaining()];
         p.get(b);
@@ -538,14 +538,14 @@ class HostilePeerIT {
             c.admit("mallory", secret());
             long xfer = 100;
             for (long[] r : badRanges()) {
-                c.writer.read(++xfer, 0, new long[] {r[0]}, new long[] {r[1]}, 1);
+                c.writer.read(++xfer, 0, 0, new long[] {r[0]}, new long[] {r[1]}, 1);
                 c.flush();
                 ControlFrame f = c.next(Duration.ofSeconds(10));
                 assertThat(f).as("READ [0x%x, +%d)", r[0], r[1]).isEqualTo(new ControlFrame.ReadNack(xfer, NOT_ALLOWED));
                 REFUSED.incrementAndGet();
             }
             // one good range and one bad one: refused as a whole
-            c.writer.read(++xfer, 0, new long[] {region, regionEnd}, new long[] {64, 64}, 2);
+            c.writer.read(++xfer, 0, 0, new long[] {region, regionEnd}, new long[] {64, 64}, 2);
             c.flush();
             assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.ReadNack(xfer, NOT_ALLOWED));
         }
@@ -565,7 +565,7 @@ class HostilePeerIT {
                 if (r[1] > chunk) {
                     continue; // announced lengths beyond what we push are covered below
                 }
-                c.writer.write(++xfer, chunk, 0, "evil".getBytes(), new long[] {r[0]}, new long[] {r[1]}, 1);
+                c.writer.write(++xfer, chunk, 0, 0, "evil".getBytes(), new long[] {r[0]}, new long[] {r[1]}, 1);
                 c.flush();
                 if (len > 0) {
                     c.sendData(payload, (int) len);
@@ -575,29 +575,36 @@ class HostilePeerIT {
                 REFUSED.incrementAndGet();
             }
             // a good range and a bad one: refused as a whole, the good one untouched too
-            c.writer.write(++xfer, chunk, 0, "evil".getBytes(), new long[] {region, block}, new long[] {4096, 4096}, 2);
+            c.writer.write(++xfer, chunk, 0, 0, "evil".getBytes(), new long[] {region, block}, new long[] {4096, 4096}, 2);
             c.flush();
             c.sendData(payload, 4096);
             c.sendData(payload, 4096);
             assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer, NOT_ALLOWED));
             // the same two descriptors packed into one chunk: drained as one, refused as a whole
-            c.writer.write(++xfer, chunk, 4096, "evil".getBytes(), new long[] {region, block}, new long[] {4096, 4096}, 2);
+            c.writer.write(++xfer, chunk, 4096, 8192, "evil".getBytes(), new long[] {region, block}, new long[] {4096, 4096}, 2);
             c.flush();
             c.sendData(payload, 8192);
             assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer, NOT_ALLOWED));
             // the harness is honest: a WRITE inside the region lands (and is then part of the expectation)
-            c.writer.write(++xfer, chunk, 0, null, new long[] {region + 100}, new long[] {1000}, 1);
+            c.writer.write(++xfer, chunk, 0, 0, null, new long[] {region + 100}, new long[] {1000}, 1);
             c.flush();
             c.sendData(payload, 1000);
             assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer, MALLORY_OK));
             java.util.Arrays.fill(expected, GUARD + 100, GUARD + 1100, (byte) 0x66);
             // and a packed one: two descriptors in one chunk, scattered to their places
-            c.writer.write(++xfer, chunk, 1000, null, new long[] {region + 3000, region + 2000}, new long[] {500, 300}, 2);
+            c.writer.write(++xfer, chunk, 1000, chunk, null, new long[] {region + 3000, region + 2000}, new long[] {500, 300}, 2);
             c.flush();
             c.sendData(payload, 800);
             assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer, MALLORY_OK));
             java.util.Arrays.fill(expected, GUARD + 3000, GUARD + 3500, (byte) 0x66);
             java.util.Arrays.fill(expected, GUARD + 2000, GUARD + 2300, (byte) 0x66);
+            // packed chunks larger than this side's staging buffers of host memory: refused, drained, in step
+            c.writer.write(++xfer, 512 * 1024, 4096, 256 * 1024, null, new long[] {region + 8192, region + 16384},
+                    new long[] {4096, 4096}, 2);
+            c.flush();
+            c.sendData(payload, 8192);
+            assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer,
+                    Code.NOT_SUPPORTED.nixlStatus()));
         } finally {
             Buffers.free(payload, chunk);
         }
@@ -617,7 +624,7 @@ class HostilePeerIT {
                 }
                 c.writer.writeInline(++xfer, "evil".getBytes(), new long[] {r[0]}, new long[] {r[1]}, 1,
                         new long[] {payload}, (int) r[1]);
-                c.writer.readInline(++xfer, 0, new long[] {r[0]}, new long[] {r[1]}, 1);
+                c.writer.readInline(++xfer, 0, 0, new long[] {r[0]}, new long[] {r[1]}, 1);
                 c.flush();
                 assertThat(c.next(Duration.ofSeconds(10))).as("WRITE_INLINE [0x%x, +%d)", r[0], r[1])
                         .isEqualTo(new ControlFrame.WriteAck(xfer - 1, NOT_ALLOWED));
@@ -632,7 +639,7 @@ class HostilePeerIT {
             assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer, NOT_ALLOWED));
             // the harness is honest: inside the region a WRITE_INLINE lands and a READ_INLINE is answered
             c.writer.writeInline(++xfer, null, new long[] {region + 200}, new long[] {1000}, 1, new long[] {payload}, 1000);
-            c.writer.readInline(++xfer, 0, new long[] {region + 200}, new long[] {1000}, 1);
+            c.writer.readInline(++xfer, 0, 0, new long[] {region + 200}, new long[] {1000}, 1);
             c.flush();
             assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer - 1, MALLORY_OK));
             java.util.Arrays.fill(expected, GUARD + 200, GUARD + 1200, (byte) 0x69);
@@ -659,7 +666,7 @@ class HostilePeerIT {
             // announce the last 4 KiB of the region, push 64 KiB: the receive must not overrun the guard
             try (HostileClient c = connect()) {
                 c.openDataChannel(c.admit("mallory", secret()));
-                c.writer.write(1, big, 0, null, new long[] {regionEnd - 4096}, new long[] {4096}, 1);
+                c.writer.write(1, big, 0, 0, null, new long[] {regionEnd - 4096}, new long[] {4096}, 1);
                 c.flush();
                 try {
                     c.sendData(payload, big);
@@ -672,18 +679,21 @@ class HostilePeerIT {
             for (int chunk : new int[] {0, -1, EngineConfig.MAX_CHUNK + 1}) {
                 try (HostileClient c = connect()) {
                     c.openDataChannel(c.admit("mallory", secret()));
-                    c.writer.write(1, chunk, 0, null, new long[] {region}, new long[] {4096}, 1);
+                    c.writer.write(1, chunk, 0, 0, null, new long[] {region}, new long[] {4096}, 1);
                     c.flush();
                     assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("chunk size %d", chunk).isTrue();
                 }
             }
-            // packing limits no engine announces: negative, or above the chunk size
-            for (int pack : new int[] {-1, 8192}) {
+            // packings no engine announces (limit, packed chunk): negative, above the chunk size, a limit above
+            // its packed chunk, a packed chunk without a limit
+            for (int[] pack : new int[][] {{-1, 4096}, {8192, 8192}, {4096, 8192}, {200, 100}, {0, 4096}}) {
                 try (HostileClient c = connect()) {
                     c.openDataChannel(c.admit("mallory", secret()));
-                    c.writer.write(1, 4096, pack, null, new long[] {region, region + 100}, new long[] {50, 50}, 2);
+                    c.writer.write(1, 4096, pack[0], pack[1], null, new long[] {region, region + 100},
+                            new long[] {50, 50}, 2);
                     c.flush();
-                    assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("packing limit %d", pack).isTrue();
+                    assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("packing %d in chunks of %d", pack[0],
+                            pack[1]).isTrue();
                 }
             }
             // acknowledgements and data for transfers that do not exist, HANDLES twice
@@ -695,7 +705,7 @@ class HostilePeerIT {
             }
             try (HostileClient c = connect()) {
                 c.openDataChannel(c.admit("mallory", secret()));
-                c.writer.readData(999, 4096, 0);
+                c.writer.readData(999, 4096, 0, 0);
                 c.flush();
                 assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("READ_DATA for nothing").isTrue();
             }
@@ -708,7 +718,7 @@ class HostilePeerIT {
             // a WRITE announced, half its data, then gone
             try (HostileClient c = connect()) {
                 c.openDataChannel(c.admit("mallory", secret()));
-                c.writer.write(1, 4096, 0, "evil".getBytes(), new long[] {region}, new long[] {8192}, 1);
+                c.writer.write(1, 4096, 0, 0, "evil".getBytes(), new long[] {region}, new long[] {8192}, 1);
                 c.flush();
                 c.sendData(payload, 4096);
             }

@@ -1,0 +1,75 @@
+package io.tcpx4j.domain;
+
+import io.tcpx4j.api.MemoryKind;
+
+/**
+ * How one transfer packs small descriptors ({@link ChunkPlan}): consecutive descriptors of at most
+ * {@code limit} bytes travel back to back in shared chunks of at most {@code chunk} bytes. Announced with
+ * the transfer (WRITE, READ, READ_INLINE, READ_DATA), so that both ends derive the same chunks. Valid
+ * values are {@link #NONE} or {@code 0 < limit <= chunk}.
+ *
+ * <p>Each side contributes the packing its own memory allows and the transfer uses the smaller of the
+ * two ({@link #min}): the copies of a packed chunk run on both sides, and the larger chunk pays off only
+ * where both run on the GPU.
+ */
+record Packing(int limit, int chunk) {
+
+    /** No packed chunks: every descriptor travels on chunks of its own. */
+    static final Packing NONE = new Packing(0, 0);
+
+    /**
+     * Most bytes of a packed chunk of host memory. The CPU copies it on both sides; at this size the copies
+     * of one chunk overlap the wire time of its neighbours, where 512 KiB chunks moved 16 KiB × 256 and
+     * 64 KiB × 64 posts 10–30 % slower (docs/PERFORMANCE.md, KV-cache-shaped transfers).
+     */
+    static final int HOST_CHUNK = 128 * 1024;
+
+    /**
+     * Most bytes of a packed chunk of device memory. The unpack kernel gathers and scatters it at hundreds
+     * of GB/s, so what counts is the cost per chunk (a transport request, a staging buffer, a launch):
+     * 64 KiB descriptors eight to a chunk moved 1.3–1.5× as fast as two to a chunk (same page).
+     */
+    static final int DEVICE_CHUNK = 512 * 1024;
+
+    /**
+     * The packing an engine offers for memory of {@code kind}: its limit for that kind, at most the
+     * kind's packed chunk, which is at most {@code chunkSize}. {@link #NONE} for a limit of 0.
+     */
+    static Packing of(MemoryKind kind, int limit, int chunkSize) {
+        int chunk = Math.min(chunkSize, maxChunk(kind));
+        return limit <= 0 ? NONE : new Packing(Math.min(limit, chunk), chunk);
+    }
+
+    /** Most bytes of a packed chunk of memory of {@code kind}: what a staging buffer of that kind holds. */
+    static int maxChunk(MemoryKind kind) {
+        return kind == MemoryKind.DRAM ? HOST_CHUNK : DEVICE_CHUNK;
+    }
+
+    /** The packing {@code cfg} offers for memory of {@code kind}. */
+    static Packing of(MemoryKind kind, EngineConfig cfg) {
+        int limit = kind == MemoryKind.DRAM ? cfg.coalesceLimit() : cfg.deviceCoalesceLimit();
+        return of(kind, limit, cfg.chunkSize());
+    }
+
+    /** What both this and {@code other} allow (either may come from the peer: negative values count as none). */
+    Packing min(Packing other) {
+        int c = Math.min(chunk, other.chunk);
+        int l = Math.min(Math.min(limit, other.limit), c);
+        return l <= 0 ? NONE : new Packing(l, c);
+    }
+
+    /** Whether descriptors are packed at all. */
+    boolean packs() {
+        return limit > 0;
+    }
+
+    /** Whether this is a packing a peer may announce with chunks of {@code chunkSize} bytes. */
+    boolean isValid(int chunkSize) {
+        return (limit == 0 && chunk == 0) || (limit > 0 && limit <= chunk && chunk <= chunkSize);
+    }
+
+    /** Whether this packing's chunks and limit are within {@code other}'s. */
+    boolean within(Packing other) {
+        return limit <= other.limit && chunk <= other.chunk;
+    }
+}
