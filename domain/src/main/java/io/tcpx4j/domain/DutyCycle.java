@@ -70,12 +70,22 @@ final class DutyCycle implements AgentRunner.Agent {
     /** The caller-driven duty cycles of {@code Engine.progress()}, which documents them. */
     int progress() {
         lastCallerNanos = System.nanoTime();
+        try {
+            return cycles();
+        } finally {
+            // the lease runs from the end of the call too: its cycles may move megabytes through the sockets
+            lastCallerNanos = System.nanoTime();
+        }
+    }
+
+    private int cycles() {
         int total = 0;
         for (int i = 0; i < MAX_INLINE_CYCLES; i++) {
             int work;
             try {
-                // the transport's own I/O too (the loopback transport's sockets), on this thread
-                work = doWork() + owner.drive();
+                // the transport's own I/O too (the loopback transport's sockets), on this thread; first,
+                // so that the transport knows a caller drives it before this cycle posts anything
+                work = owner.drive() + doWork();
             } catch (RuntimeException | Error e) {
                 owner.failed(e);
                 return total + 1;

@@ -94,7 +94,13 @@ public final class Engine implements TransferEngine {
         AgentRunner r = new AgentRunner("tcpx4j-agent-" + config.name(), duty, config.idle(), readiness);
         runner = r;
         commands.wakeWith(r::wake);
-        stopWakes = transport.wakeOnProgress(r::wake);
+        // while a caller polls, its next progress() sees the completion: waking the agent thread would
+        // only cost a thread switch on the cores the caller's poller holds
+        stopWakes = transport.wakeOnProgress(() -> {
+            if (duty.callerLeaseNanos() <= 0) {
+                r.wake();
+            }
+        });
         r.start();
     }
 

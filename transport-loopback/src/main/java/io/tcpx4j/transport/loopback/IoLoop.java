@@ -158,6 +158,9 @@ final class IoLoop implements Runnable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } finally {
+            // the lease runs from the end of the turn: one write can copy megabytes, and a loop thread
+            // that woke meanwhile would take the next turn from the caller that is about to call again
+            callerNanos = System.nanoTime();
             turn.set(false);
         }
     }
@@ -194,7 +197,8 @@ final class IoLoop implements Runnable {
                     continue;
                 }
                 if (!turn.compareAndSet(false, true)) {
-                    Thread.yield(); // a caller is in a turn
+                    // a caller is in a turn, and refreshes the lease when it ends
+                    LockSupport.parkNanos(this, CALLER_LEASE_NANOS);
                     continue;
                 }
                 try {
@@ -207,6 +211,10 @@ final class IoLoop implements Runnable {
                     } else {
                         waitTicket = 0;
                         selector.select(onKey, 0);
+                        if (callerDriving(System.nanoTime())) {
+                            // a caller woke us to get the turn: its drive() runs the pass, on its own thread
+                            continue;
+                        }
                     }
                     // Cleared before the pump pass: a post after this point sets it again and wakes us.
                     wakePending.set(false);
