@@ -36,7 +36,7 @@ import java.util.TreeMap;
  *   <tr><td>channels, chunk_size</td><td>data channels per connection, bytes per chunk</td></tr>
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
  *       their control frames (0: never; default {@link #defaultInlineLimit}: 256 KiB with 8 CPUs or more,
- *       else 1 MiB, the most)</td></tr>
+ *       else 512 KiB; at most 1 MiB)</td></tr>
  *   <tr><td>coalesce_limit</td><td>descriptors of host memory of at most this many bytes share chunks of
  *       up to 128 KiB with their neighbours (0: never; default 32 KiB)</td></tr>
  *   <tr><td>device_coalesce_limit</td><td>the same for device memory on both sides, chunks of up to
@@ -181,15 +181,15 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
     static final int MANY_CPUS = 8;
 
     /**
-     * The default inline limit on a host with {@code cpus} CPUs. A NIXL host polls from threads that
-     * hold their cores; an inline transfer needs no other thread, while chunks need the transport's
-     * I/O threads. With few CPUs those starve next to the pollers, so transfers up to 1 MiB travel
-     * inline; with {@link #MANY_CPUS} or more, chunks over several sockets beat one control stream
-     * above 256 KiB (tcpx_bench, 1 MiB WRITE: 115-124 us chunked against 339-434 inline on 16 CPUs;
-     * 548-634 against 130-396 on 2; docs/PERFORMANCE.md).
+     * The default inline limit on a host with {@code cpus} CPUs. An inline transfer needs one control
+     * frame and no transport request; chunks travel over several sockets. With {@link #MANY_CPUS} or
+     * more the transport's I/O threads move the chunks beside the host's pollers and chunks win above
+     * 256 KiB (tcpx_bench, 1 MiB WRITE: 115-124 us chunked against 339-434 inline on 16 CPUs); with
+     * fewer the pollers' own calls move them, and chunks win above 512 KiB (1 MiB WRITE 175-198 us
+     * chunked against 303-325 inline on 2 CPUs, 512 KiB the same either way; docs/PERFORMANCE.md).
      */
     static int defaultInlineLimit(int cpus) {
-        return cpus >= MANY_CPUS ? 256 * 1024 : EngineConfig.MAX_INLINE;
+        return cpus >= MANY_CPUS ? 256 * 1024 : 512 * 1024;
     }
 
     private static int integer(Map<String, String> p, String key, int fallback) {

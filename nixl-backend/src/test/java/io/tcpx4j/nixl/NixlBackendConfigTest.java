@@ -110,12 +110,11 @@ class NixlBackendConfigTest {
     }
 
     @Test
-    void inlineLimitIsAnEngineSettingOfAtMostOneMebibyteByDefaultSmallerOnHostsWithManyCpus() {
+    void inlineLimitIsAnEngineSettingOfHalfAMebibyteByDefaultSmallerOnHostsWithManyCpus() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().inlineLimit())
                 .isEqualTo(NixlBackendConfig.defaultInlineLimit(Runtime.getRuntime().availableProcessors()));
-        assertThat(NixlBackendConfig.defaultInlineLimit(2)).isEqualTo(io.tcpx4j.domain.EngineConfig.MAX_INLINE);
-        assertThat(NixlBackendConfig.defaultInlineLimit(NixlBackendConfig.MANY_CPUS - 1))
-                .isEqualTo(io.tcpx4j.domain.EngineConfig.MAX_INLINE);
+        assertThat(NixlBackendConfig.defaultInlineLimit(2)).isEqualTo(512 * 1024);
+        assertThat(NixlBackendConfig.defaultInlineLimit(NixlBackendConfig.MANY_CPUS - 1)).isEqualTo(512 * 1024);
         assertThat(NixlBackendConfig.defaultInlineLimit(NixlBackendConfig.MANY_CPUS)).isEqualTo(256 * 1024);
         assertThat(NixlBackendConfig.defaultInlineLimit(208)).isEqualTo(256 * 1024);
         assertThat(NixlBackendConfig.parse("A", Map.of("inline_limit", "0"), Map.of()).engine().inlineLimit()).isZero();
