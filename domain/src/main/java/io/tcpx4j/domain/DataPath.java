@@ -29,16 +29,12 @@ import java.util.function.Consumer;
  * stream travels on channel k mod C. The receiver posts receives in exactly the announced order.
  * Protocol violations by the peer are thrown as {@link TransferException}s with REMOTE_DISCONNECT.
  *
- * <p>A WRITE (or READ_DATA) announces a {@link Packing} with its chunk size: consecutive descriptors of
- * at most its limit share chunks of at most its packed-chunk size ({@link ChunkPlan}). Each side gathers
- * or scatters them in memory of one kind that its unpacker reaches (host memory always; device memory
- * with a GPU unpacker), through staging buffers of that kind. The initiator picks the packing of a
- * WRITE from its own memory and the kinds the target published (the smaller of what each kind allows);
- * for a READ it offers what its own memory allows in the READ frame and the target answers with at most
- * that and what its memory allows (none if its memory does not allow packing). A target refuses packed
- * chunks into memory it cannot scatter into (mixed kinds, device memory its unpacker does not reach, or
- * chunks larger than its staging buffers of that kind) with NOT_SUPPORTED and drains them, as any
- * refused WRITE.
+ * <p>A WRITE (or READ_DATA) announces a {@link Packing} with its chunk size ({@link ChunkPlan}); each side
+ * gathers or scatters packed chunks in memory of one kind its unpacker reaches, through staging buffers
+ * of that kind. A WRITE's initiator takes the smaller of what its memory and the target's published kind
+ * allow; a READ offers what the initiator's memory allows and the target answers with at most that and
+ * what its own allows. A target refuses packed chunks it cannot scatter (mixed kinds, memory its unpacker
+ * does not reach, chunks beyond its staging buffers) with NOT_SUPPORTED and drains them.
  *
  * <p>A post the session marked inline (host memory on both sides, at most
  * {@link EngineConfig#inlineLimit()} bytes) carries its bytes in the control frame instead: a WRITE is
