@@ -20,14 +20,14 @@ record Packing(int limit, int chunk) {
     /**
      * Most bytes of a packed chunk of host memory. The CPU copies it on both sides; at this size the copies
      * of one chunk overlap the wire time of its neighbours, where 512 KiB chunks moved 16 KiB × 256 and
-     * 64 KiB × 64 posts 10–30 % slower (docs/PERFORMANCE.md, KV-cache-shaped transfers).
+     * 64 KiB × 64 posts up to a third slower (docs/PERFORMANCE.md, KV-cache-shaped transfers).
      */
     static final int HOST_CHUNK = 128 * 1024;
 
     /**
      * Most bytes of a packed chunk of device memory. The unpack kernel gathers and scatters it at hundreds
      * of GB/s, so what counts is the cost per chunk (a transport request, a staging buffer, a launch):
-     * 64 KiB descriptors eight to a chunk moved 1.3–1.5× as fast as two to a chunk (same page).
+     * 64 KiB descriptors eight to a chunk moved 1.2–1.4× as fast as two to a chunk (same page).
      */
     static final int DEVICE_CHUNK = 512 * 1024;
 
