@@ -151,6 +151,9 @@ class LoopbackTransportTest {
         assertThat(t).isInstanceOf(LoopbackTransport.class).isSameAs(plain.getInstance(NetTransport.class));
         assertThat(t.capabilities()).doesNotContain(Capability.CUDA_MEMORY);
         assertThat(plain.getInstance(LoopbackConfig.class).devmem()).as("host receives land in place").isFalse();
+        LoopbackConfig c = plain.getInstance(LoopbackConfig.class);
+        assertThat(c.socketsPerComm()).as("one socket per comm where callers drive them")
+                .isEqualTo(c.callerDrives() ? 1 : LoopbackConfig.defaults().socketsPerComm());
 
         Injector withGpu = Guice.createInjector(new LoopbackTransportModule(LoopbackConfig.defaults()),
                 new AbstractModule() {
