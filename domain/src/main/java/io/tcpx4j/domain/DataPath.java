@@ -153,8 +153,7 @@ final class DataPath implements ChunkPipeline.Completions {
     }
 
     private void onWrite(ControlFrame.Write w) {
-        Packing packing = new Packing(w.pack(), w.packedChunk());
-        checkChunk(w.chunkSize(), packing, null);
+        Packing packing = announced(w.chunkSize(), new Packing(w.pack(), w.packedChunk()), null);
         LocalRegion[] regions = new LocalRegion[w.lengths().length];
         int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
         if (refusal == 0 && packing.packs() && (!packs(regions)
@@ -238,8 +237,7 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p == null) {
             throw disconnect("READ_DATA for unknown transfer " + d.xfer());
         }
-        Packing packing = new Packing(d.pack(), d.packedChunk());
-        checkChunk(d.chunkSize(), packing, p.packing());
+        Packing packing = announced(d.chunkSize(), new Packing(d.pack(), d.packedChunk()), p.packing());
         receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(), packing,
                 p.notification(), 0));
     }
@@ -294,15 +292,15 @@ final class DataPath implements ChunkPipeline.Completions {
         return kind != null && unpacker.reaches(kind);
     }
 
-    /** Checks an announced chunk size and packing; the packing may not exceed {@code offered} (null: any). */
-    private static void checkChunk(int chunk, Packing packing, Packing offered) {
+    /** Checks an announced chunk size and packing, which may not exceed {@code offered} (null: any); returns it. */
+    private static Packing announced(int chunk, Packing packing, Packing offered) {
         if (chunk < 1 || chunk > EngineConfig.MAX_CHUNK) {
             throw disconnect("peer announced chunk size " + chunk);
         }
         if (!packing.isValid(chunk) || (offered != null && !packing.within(offered))) {
-            throw disconnect("peer announced packing " + packing.limit() + " in chunks of " + packing.chunk()
-                    + " (chunk size " + chunk + (offered == null ? "" : ", at most " + offered + " offered") + ")");
+            throw disconnect("peer announced " + packing + " with chunks of " + chunk + ", offered " + offered);
         }
+        return packing;
     }
 
     // ------------------------------------------------------------------ progress
