@@ -60,16 +60,24 @@ final class AgentRunner {
         thread.start();
     }
 
-    /** Ends a park or a block at once (a command, a transport event); cheap when the agent runs. */
+    /**
+     * Ends a park or a block at once (a command, a transport event); cheap when the agent runs. While a
+     * caller holds the lease the agent's park is left alone: it would only park again, and the caller's
+     * next {@code progress()} does the work (the unpark is a system call and a thread switch onto the
+     * cores the caller's poller holds).
+     */
     void wake() {
         readiness.wake();
-        LockSupport.unpark(thread);
+        if (agent.callerLeaseNanos() <= 0) {
+            LockSupport.unpark(thread);
+        }
     }
 
     /** Stops the thread and waits for it up to {@code timeoutMillis}; false if it did not stop in time. */
     boolean stop(long timeoutMillis) throws InterruptedException {
         running = false;
-        wake();
+        readiness.wake();
+        LockSupport.unpark(thread);
         return done.await(timeoutMillis, TimeUnit.MILLISECONDS);
     }
 

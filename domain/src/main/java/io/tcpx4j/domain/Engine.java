@@ -38,8 +38,11 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Engine implements TransferEngine {
 
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
-    /** New control connections are rare: no accept system call on every duty cycle. */
-    private static final long ACCEPT_POLL_NANOS = 100_000;
+    /**
+     * New control connections are rare, and a handshake takes several round trips: a cycle tries accept
+     * at most once a millisecond (a quiet agent blocks on the listener's readiness instead).
+     */
+    private static final long ACCEPT_POLL_NANOS = 1_000_000;
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
     /** Longest a quiet agent blocks: bounds how late housekeeping (deregistration, redials) runs. */
     private static final long MAX_BLOCK_MILLIS = 100;
@@ -93,14 +96,9 @@ public final class Engine implements TransferEngine {
         bind();
         AgentRunner r = new AgentRunner("tcpx4j-agent-" + config.name(), duty, config.idle(), readiness);
         runner = r;
+        // commands and transport completions; while a caller polls, the runner leaves its park alone
         commands.wakeWith(r::wake);
-        // while a caller polls, its next progress() sees the completion: waking the agent thread would
-        // only cost a thread switch on the cores the caller's poller holds
-        stopWakes = transport.wakeOnProgress(() -> {
-            if (duty.callerLeaseNanos() <= 0) {
-                r.wake();
-            }
-        });
+        stopWakes = transport.wakeOnProgress(r::wake);
         r.start();
     }
 
