@@ -24,6 +24,9 @@ final class DutyCycle implements AgentRunner.Agent {
         /** One turn of the transport's own I/O on the calling thread; returns the work done. */
         int drive();
 
+        /** Whether the engine holds requests on the transport; called by the thread about to run a cycle. */
+        boolean requestsOut();
+
         /** A duty cycle threw: fail what is in flight. */
         void failed(Throwable e);
 
@@ -54,9 +57,18 @@ final class DutyCycle implements AgentRunner.Agent {
         this.maxBlockMillis = maxBlockMillis;
     }
 
-    /** Runs one duty cycle unless another thread runs one right now or the engine is shut down. */
+    /**
+     * Runs one duty cycle unless another thread runs one right now or the engine is shut down. While
+     * requests are out on the transport, a turn of the transport's own I/O first ({@link Owner#drive()}):
+     * where the transport lets its callers drive it (the loopback transport on small hosts) the agent
+     * thread moves the sockets of its chunks itself, and no chunk waits for a switch to an I/O thread.
+     */
     @Override
     public int doWork() {
+        return owner.requestsOut() ? owner.drive() + cycle() : cycle();
+    }
+
+    private int cycle() {
         if (shutDown || !cycling.compareAndSet(false, true)) {
             return 0;
         }
@@ -85,7 +97,7 @@ final class DutyCycle implements AgentRunner.Agent {
             try {
                 // the transport's own I/O too (the loopback transport's sockets), on this thread; first,
                 // so that the transport knows a caller drives it before this cycle posts anything
-                work = owner.drive() + doWork();
+                work = owner.drive() + cycle();
             } catch (RuntimeException | Error e) {
                 owner.failed(e);
                 return total + 1;

@@ -138,6 +138,11 @@ public final class Engine implements TransferEngine {
         }
 
         @Override
+        public boolean requestsOut() {
+            return directory.outstandingRequests() > 0;
+        }
+
+        @Override
         public void failed(Throwable e) {
             agentFailed(e);
         }
@@ -193,7 +198,8 @@ public final class Engine implements TransferEngine {
 
     /**
      * One duty cycle of the progress agent: runs queued commands, accepts control connections and
-     * drives every connection. Returns the amount of work done (0 when idle).
+     * drives every connection; while requests are out on the transport, a turn of the transport's own
+     * I/O first ({@link NetTransport#drive()}). Returns the amount of work done (0 when idle).
      */
     public int doWork() {
         return duty.doWork();

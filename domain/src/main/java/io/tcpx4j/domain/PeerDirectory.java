@@ -224,6 +224,15 @@ final class PeerDirectory {
         return new Counts(conns, reqs, ops);
     }
 
+    /** Requests the connections hold on the transport; a racy read from any thread. */
+    int outstandingRequests() {
+        int reqs = 0;
+        for (int i = 0; i < connections.size(); i++) {
+            reqs += connections.get(i).outstandingRequests();
+        }
+        return reqs;
+    }
+
     /** One connection's view of the directory. */
     private final class Events implements ConnectionEvents {
 

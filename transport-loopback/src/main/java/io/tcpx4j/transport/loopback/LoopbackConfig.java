@@ -23,8 +23,9 @@ import java.util.Objects;
  * @param ioThreads          I/O threads per transport, 1..16
  * @param faults             fault injection, {@link Faults#NONE} for none
  * @param callerDrives       whether an engine driven by its caller ({@code Engine.progress()}) also runs the
- *                           socket turns on the caller's thread ({@link LoopbackTransport#drive()}), the I/O
- *                           threads parked meanwhile; default {@link #callerDrivesByDefault()}: on hosts with
+ *                           socket turns on the caller's thread ({@link LoopbackTransport#drive()}), and an
+ *                           engine's agent thread on its own while it has requests out, the I/O threads
+ *                           parked meanwhile; default {@link #callerDrivesByDefault()}: on hosts with
  *                           fewer than 8 CPUs, where the I/O threads starve next to a host's pollers, off
  *                           where they have cores of their own and move the sockets in parallel with the
  *                           caller (tcpx_bench, 64 KiB x 64 WRITE: 1,967-2,061 us driven against 2,752-3,270

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -25,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Two engines without agent threads, moved only by their callers' {@code Engine.progress()}, as a NIXL
  * host drives them: with {@code callerDrives} the callers also run the loopback transport's socket turns
  * ({@code drive()}), without it the I/O threads do; either way a chunked WRITE and READ of 4 MiB land
- * every byte, with the notification after the data.
+ * every byte, with the notification after the data. With agent threads and no caller, {@code callerDrives}
+ * lets each agent thread run the turns itself while its engine has requests out.
  */
 class CallerDrivenLoopbackTest {
 
@@ -49,11 +51,19 @@ class CallerDrivenLoopbackTest {
     }
 
     private Engine engine(String name, LoopbackTransport t) {
+        return engine(name, t, false);
+    }
+
+    private Engine engine(String name, LoopbackTransport t, boolean agentThread) {
         // inline off: the bytes must go through the transport's sockets
         Engine e = new Engine(EngineConfig.defaults(name).withInlineLimit(0), t, new HostMemory(), new CpuUnpacker(),
                 Clock.SYSTEM);
         closeables.add(e);
-        e.startManual();
+        if (agentThread) {
+            e.start();
+        } else {
+            e.startManual();
+        }
         return e;
     }
 
@@ -116,6 +126,38 @@ class CallerDrivenLoopbackTest {
         if (callerDrives) {
             assertThat(ta.callerTurns()).as("socket turns run by alpha's caller").isPositive();
             assertThat(tb.callerTurns()).as("socket turns run by beta's caller").isPositive();
+        } else {
+            assertThat(ta.callerTurns() + tb.callerTurns()).as("the I/O threads ran every turn").isZero();
+        }
+    }
+
+    @ParameterizedTest(name = "callers drive the sockets: {0}")
+    @ValueSource(booleans = {true, false})
+    void agentThreadsMoveTheSocketsThemselvesWhileRequestsAreOutWhenConfiguredTo(boolean callerDrives)
+            throws InterruptedException {
+        LoopbackTransport ta = transport(callerDrives);
+        LoopbackTransport tb = transport(callerDrives);
+        Engine a = engine("alpha", ta, true);
+        Engine b = engine("beta", tb, true);
+        a.loadPeer("beta", b.connInfo());
+        b.loadPeer("alpha", a.connInfo());
+        long src = buffer(4);
+        long dst = buffer(5);
+        long back = buffer(6);
+        RegisteredMemory rs = a.register(MemoryDescriptor.dram(src, SIZE));
+        RegisteredMemory rback = a.register(MemoryDescriptor.dram(back, SIZE));
+        RegisteredMemory rd = b.register(MemoryDescriptor.dram(dst, SIZE));
+        a.loadRemoteMetadata("beta", rd.publicMetadata());
+
+        Transfer w = a.session("beta").write(List.of(rs.descriptor()), List.of(rd.descriptor()), null);
+        assertThat(w.await(Duration.ofSeconds(20))).as("write %s", w.error()).isEqualTo(TransferStatus.DONE);
+        assertThat(bytes(dst)).isEqualTo(bytes(src));
+        Transfer r = a.session("beta").read(List.of(rback.descriptor()), List.of(rd.descriptor()), null);
+        assertThat(r.await(Duration.ofSeconds(20))).as("read %s", r.error()).isEqualTo(TransferStatus.DONE);
+        assertThat(bytes(back)).isEqualTo(bytes(src));
+        if (callerDrives) {
+            assertThat(ta.callerTurns()).as("socket turns run by alpha's agent thread").isPositive();
+            assertThat(tb.callerTurns()).as("socket turns run by beta's agent thread").isPositive();
         } else {
             assertThat(ta.callerTurns() + tb.callerTurns()).as("the I/O threads ran every turn").isZero();
         }
