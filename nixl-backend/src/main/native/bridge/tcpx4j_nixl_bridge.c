@@ -9,6 +9,7 @@
 #include <jni.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,24 @@ static int create_vm(void) {
     return rc;
 }
 
+/* Hosts with fewer CPUs than this get the client compiler only (see the header). */
+#define TCPX4J_SMALL_HOST_CPUS 8
+
+const char *const *tcpx4j_nixl_default_jvm_opts(long cpus, size_t *n) {
+    static const char *const small_host[] = {"-XX:TieredStopAtLevel=1"};
+    *n = cpus < TCPX4J_SMALL_HOST_CPUS ? sizeof small_host / sizeof small_host[0] : 0;
+    return small_host;
+}
+
+/* CPUs this process may run on (its affinity mask), as the VM counts them. */
+static long usable_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        return CPU_COUNT(&set);
+    }
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static int start_vm(const char *cp) {
     void *jvm = open_libjvm();
     if (jvm == NULL) {
@@ -290,7 +309,9 @@ static int start_vm(const char *cp) {
     if (opts != NULL) {
         opts_copy = strdup(opts);
     }
-    JavaVMOption options[66];
+    size_t n_defaults = 0;
+    const char *const *defaults = tcpx4j_nixl_default_jvm_opts(usable_cpus(), &n_defaults);
+    JavaVMOption options[2 + 4 + 64];
     int n = 0;
     char *class_path = malloc(strlen(cp) + sizeof "-Djava.class.path=");
     if (class_path == NULL) {
@@ -302,6 +323,9 @@ static int start_vm(const char *cp) {
     options[n++].optionString = class_path;
     /* The host owns SIGINT/SIGTERM/SIGHUP/SIGQUIT (Ctrl-C must reach Python, not the VM). */
     options[n++].optionString = "-Xrs";
+    for (size_t i = 0; i < n_defaults && i < 4; i++) {
+        options[n++].optionString = (char *) defaults[i];
+    }
     if (opts_copy != NULL) {
         char *save = NULL;
         for (char *tok = strtok_r(opts_copy, " \t\n", &save); tok != NULL; tok = strtok_r(NULL, " \t\n", &save)) {

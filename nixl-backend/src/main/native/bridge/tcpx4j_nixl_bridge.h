@@ -13,7 +13,8 @@
  *                      tcpx4j-classpath.txt beside this library (entries separated by new lines or
  *                      ':', relative ones resolved against the library's directory; lines starting
  *                      with '#' are comments), which `tcpx4j nixl install` writes
- *   TCPX4J_JVM_OPTS    extra VM options, separated by spaces (e.g. -Xmx2g -Xss4m)
+ *   TCPX4J_JVM_OPTS    extra VM options, separated by spaces (e.g. -Xmx2g -Xss4m); they come after the
+ *                      bridge's own (tcpx4j_nixl_default_jvm_opts), so a repeated option wins
  * The VM always gets -Xrs (it leaves SIGINT, SIGTERM, SIGHUP and SIGQUIT to the host), see docs/NIXL.md.
  *
  * Statuses are NIXL's nixl_status_t values. Thread-safe: every function may be called from any
@@ -86,6 +87,15 @@ TCPX4J_NIXL_BRIDGE_EXPORT int tcpx4j_nixl_create(const char *agent, const char *
  * TCPX4J_NIXL_<KEY> in the environment still applies (see docs/NIXL.md).
  */
 TCPX4J_NIXL_BRIDGE_EXPORT const tcpx4j_param *tcpx4j_nixl_advertised_params(size_t *n);
+
+/*
+ * The VM options the bridge starts the VM with, before TCPX4J_JVM_OPTS, in a process allowed to run
+ * on `cpus` CPUs (*n of them; static strings). Below 8 CPUs: -XX:TieredStopAtLevel=1, the client
+ * compiler only. The host's polling threads hold those cores, and the server compiler's work in the
+ * first seconds stalls transfers for milliseconds; the backend's hot paths are system calls and
+ * copies, which the client compiler's code runs as fast (docs/PERFORMANCE.md).
+ */
+TCPX4J_NIXL_BRIDGE_EXPORT const char *const *tcpx4j_nixl_default_jvm_opts(long cpus, size_t *n);
 
 /* Closes the backend (aborting its transfers) and frees it. NULL is ignored. */
 TCPX4J_NIXL_BRIDGE_EXPORT void tcpx4j_nixl_destroy(tcpx4j_nixl *b);
