@@ -42,6 +42,8 @@ final class DutyCycle implements AgentRunner.Agent {
     static final long CALLER_LEASE_NANOS = 1_000_000;
     /** Most duty cycles one {@link #progress()} call runs, so a polling caller gets its thread back. */
     private static final int MAX_INLINE_CYCLES = 16;
+    /** How often callers drive the transport while it holds no request of this engine (see callerDrive). */
+    static final long IDLE_DRIVE_NANOS = 100_000;
 
     private final Owner owner;
     private final Readiness readiness;
@@ -50,6 +52,8 @@ final class DutyCycle implements AgentRunner.Agent {
     private final AtomicBoolean cycling = new AtomicBoolean();
     private volatile boolean shutDown;
     private volatile long lastCallerNanos = System.nanoTime() - 2 * CALLER_LEASE_NANOS;
+    /** When a caller last drove the transport while it held no request; racy among callers by design. */
+    private volatile long lastIdleDrive = System.nanoTime() - 2 * IDLE_DRIVE_NANOS;
 
     DutyCycle(Owner owner, Readiness readiness, long maxBlockMillis) {
         this.owner = owner;
@@ -90,6 +94,24 @@ final class DutyCycle implements AgentRunner.Agent {
         }
     }
 
+    /**
+     * A caller's turn of the transport's I/O: in every cycle while requests are out; otherwise at most
+     * once per {@link #IDLE_DRIVE_NANOS}, which keeps the transport's own threads parked (their lease is
+     * 1 ms) and moves its set-up work (data channels connecting), while a poller waiting for a control
+     * frame (an inline transfer's answer) pays no socket poll of the data channels per call.
+     */
+    private int callerDrive() {
+        if (owner.requestsOut()) {
+            return owner.drive();
+        }
+        long now = System.nanoTime();
+        if (now - lastIdleDrive < IDLE_DRIVE_NANOS) {
+            return 0;
+        }
+        lastIdleDrive = now;
+        return owner.drive();
+    }
+
     private int cycles() {
         int total = 0;
         for (int i = 0; i < MAX_INLINE_CYCLES; i++) {
@@ -97,7 +119,7 @@ final class DutyCycle implements AgentRunner.Agent {
             try {
                 // the transport's own I/O too (the loopback transport's sockets), on this thread; first,
                 // so that the transport knows a caller drives it before this cycle posts anything
-                work = owner.drive() + cycle();
+                work = callerDrive() + cycle();
             } catch (RuntimeException | Error e) {
                 owner.failed(e);
                 return total + 1;

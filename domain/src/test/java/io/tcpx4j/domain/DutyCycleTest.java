@@ -1,0 +1,92 @@
+package io.tcpx4j.domain;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@link DutyCycle}: when the agent thread and callers of progress() take a turn of the transport's I/O. */
+class DutyCycleTest {
+
+    /** An owner with nothing to do whose requests on the transport the test sets; counts drive() calls. */
+    private static final class CountingOwner implements DutyCycle.Owner {
+        volatile boolean requestsOut;
+        int drives;
+        int cycles;
+
+        @Override
+        public int cycle() {
+            cycles++;
+            return 0;
+        }
+
+        @Override
+        public boolean idle() {
+            return true;
+        }
+
+        @Override
+        public int drive() {
+            drives++;
+            return 0;
+        }
+
+        @Override
+        public boolean requestsOut() {
+            return requestsOut;
+        }
+
+        @Override
+        public void failed(Throwable e) {
+            throw new AssertionError(e);
+        }
+
+        @Override
+        public void stopped() {
+            // nothing to release
+        }
+    }
+
+    @Test
+    void callersDriveTheTransportInEveryCallWhileRequestsAreOutAndRarelyOtherwise() {
+        CountingOwner owner = new CountingOwner();
+        try (Readiness readiness = new Readiness()) {
+            DutyCycle duty = new DutyCycle(owner, readiness, 100);
+
+            owner.requestsOut = true;
+            for (int i = 0; i < 500; i++) {
+                duty.progress();
+            }
+            assertThat(owner.drives).as("a turn per call while requests are out").isEqualTo(500);
+            assertThat(owner.cycles).isEqualTo(500);
+
+            owner.requestsOut = false;
+            owner.drives = 0;
+            long start = System.nanoTime();
+            for (int i = 0; i < 5000; i++) {
+                duty.progress();
+            }
+            long elapsed = System.nanoTime() - start;
+            assertThat(owner.cycles).as("a cycle per call regardless").isEqualTo(5500);
+            assertThat(owner.drives).as("turns without requests out, over %d us", elapsed / 1000)
+                    .isBetween(1, (int) (elapsed / DutyCycle.IDLE_DRIVE_NANOS) + 1);
+        }
+    }
+
+    @Test
+    void theAgentThreadDrivesTheTransportOnlyWhileRequestsAreOut() {
+        CountingOwner owner = new CountingOwner();
+        try (Readiness readiness = new Readiness()) {
+            DutyCycle duty = new DutyCycle(owner, readiness, 100);
+            for (int i = 0; i < 100; i++) {
+                duty.doWork();
+            }
+            assertThat(owner.drives).isZero();
+            owner.requestsOut = true;
+            for (int i = 0; i < 100; i++) {
+                duty.doWork();
+            }
+            assertThat(owner.drives).isEqualTo(100);
+            assertThat(owner.cycles).isEqualTo(200);
+        }
+    }
+}
