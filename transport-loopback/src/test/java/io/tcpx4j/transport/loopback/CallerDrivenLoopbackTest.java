@@ -50,10 +50,6 @@ class CallerDrivenLoopbackTest {
         return t;
     }
 
-    private Engine engine(String name, LoopbackTransport t) {
-        return engine(name, t, false);
-    }
-
     private Engine engine(String name, LoopbackTransport t, boolean agentThread) {
         // inline off: the bytes must go through the transport's sockets
         Engine e = new Engine(EngineConfig.defaults(name).withInlineLimit(0), t, new HostMemory(), new CpuUnpacker(),
@@ -91,75 +87,80 @@ class CallerDrivenLoopbackTest {
         }
     }
 
-    @ParameterizedTest(name = "callers drive the sockets: {0}")
-    @ValueSource(booleans = {true, false})
-    void callersMoveTheBytesThroughTheTransportsSocketsWhenConfiguredTo(boolean callerDrives) {
+    /** alpha and beta connected, alpha's source and read-back buffers and beta's destination registered. */
+    private record Pair(LoopbackTransport ta, LoopbackTransport tb, Engine a, Engine b, long src, long dst, long back,
+                        RegisteredMemory rs, RegisteredMemory rback, RegisteredMemory rd) {
+
+        Transfer write(byte[] notification) {
+            return a.session("beta").write(List.of(rs.descriptor()), List.of(rd.descriptor()), notification);
+        }
+
+        Transfer read() {
+            return a.session("beta").read(List.of(rback.descriptor()), List.of(rd.descriptor()), null);
+        }
+
+        void assertTurns(boolean callerDrives, String who) {
+            if (callerDrives) {
+                assertThat(ta.callerTurns()).as("socket turns run by alpha's " + who).isPositive();
+                assertThat(tb.callerTurns()).as("socket turns run by beta's " + who).isPositive();
+            } else {
+                assertThat(ta.callerTurns() + tb.callerTurns()).as("the I/O threads ran every turn").isZero();
+            }
+        }
+    }
+
+    private Pair pair(boolean callerDrives, boolean agentThreads, long seed) {
         LoopbackTransport ta = transport(callerDrives);
         LoopbackTransport tb = transport(callerDrives);
-        Engine a = engine("alpha", ta);
-        Engine b = engine("beta", tb);
+        Engine a = engine("alpha", ta, agentThreads);
+        Engine b = engine("beta", tb, agentThreads);
         a.loadPeer("beta", b.connInfo());
         b.loadPeer("alpha", a.connInfo());
-        long src = buffer(1);
-        long dst = buffer(2);
-        long back = buffer(3);
+        long src = buffer(seed);
+        long dst = buffer(seed + 1);
+        long back = buffer(seed + 2);
         RegisteredMemory rs = a.register(MemoryDescriptor.dram(src, SIZE));
         RegisteredMemory rback = a.register(MemoryDescriptor.dram(back, SIZE));
         RegisteredMemory rd = b.register(MemoryDescriptor.dram(dst, SIZE));
         a.loadRemoteMetadata("beta", rd.publicMetadata());
+        return new Pair(ta, tb, a, b, src, dst, back, rs, rback, rd);
+    }
 
-        Transfer w = a.session("beta").write(List.of(rs.descriptor()), List.of(rd.descriptor()), "w".getBytes());
-        drive(a, b, w);
+    @ParameterizedTest(name = "callers drive the sockets: {0}")
+    @ValueSource(booleans = {true, false})
+    void callersMoveTheBytesThroughTheTransportsSocketsWhenConfiguredTo(boolean callerDrives) {
+        Pair p = pair(callerDrives, false, 1);
+
+        Transfer w = p.write("w".getBytes());
+        drive(p.a(), p.b(), w);
         assertThat(w.status()).as("write %s", w.error()).isEqualTo(TransferStatus.DONE);
         List<Notification> notes = new ArrayList<>();
         for (int i = 0; i < 1000 && notes.isEmpty(); i++) {
-            b.progress();
-            notes.addAll(b.drainNotifications());
+            p.b().progress();
+            notes.addAll(p.b().drainNotifications());
         }
         assertThat(notes).containsExactly(new Notification("alpha", "w".getBytes()));
-        assertThat(bytes(dst)).isEqualTo(bytes(src));
+        assertThat(bytes(p.dst())).isEqualTo(bytes(p.src()));
 
-        Transfer r = a.session("beta").read(List.of(rback.descriptor()), List.of(rd.descriptor()), null);
-        drive(a, b, r);
+        Transfer r = p.read();
+        drive(p.a(), p.b(), r);
         assertThat(r.status()).as("read %s", r.error()).isEqualTo(TransferStatus.DONE);
-        assertThat(bytes(back)).isEqualTo(bytes(src));
-        if (callerDrives) {
-            assertThat(ta.callerTurns()).as("socket turns run by alpha's caller").isPositive();
-            assertThat(tb.callerTurns()).as("socket turns run by beta's caller").isPositive();
-        } else {
-            assertThat(ta.callerTurns() + tb.callerTurns()).as("the I/O threads ran every turn").isZero();
-        }
+        assertThat(bytes(p.back())).isEqualTo(bytes(p.src()));
+        p.assertTurns(callerDrives, "caller");
     }
 
     @ParameterizedTest(name = "callers drive the sockets: {0}")
     @ValueSource(booleans = {true, false})
     void agentThreadsMoveTheSocketsThemselvesWhileRequestsAreOutWhenConfiguredTo(boolean callerDrives)
             throws InterruptedException {
-        LoopbackTransport ta = transport(callerDrives);
-        LoopbackTransport tb = transport(callerDrives);
-        Engine a = engine("alpha", ta, true);
-        Engine b = engine("beta", tb, true);
-        a.loadPeer("beta", b.connInfo());
-        b.loadPeer("alpha", a.connInfo());
-        long src = buffer(4);
-        long dst = buffer(5);
-        long back = buffer(6);
-        RegisteredMemory rs = a.register(MemoryDescriptor.dram(src, SIZE));
-        RegisteredMemory rback = a.register(MemoryDescriptor.dram(back, SIZE));
-        RegisteredMemory rd = b.register(MemoryDescriptor.dram(dst, SIZE));
-        a.loadRemoteMetadata("beta", rd.publicMetadata());
+        Pair p = pair(callerDrives, true, 4);
 
-        Transfer w = a.session("beta").write(List.of(rs.descriptor()), List.of(rd.descriptor()), null);
+        Transfer w = p.write(null);
         assertThat(w.await(Duration.ofSeconds(20))).as("write %s", w.error()).isEqualTo(TransferStatus.DONE);
-        assertThat(bytes(dst)).isEqualTo(bytes(src));
-        Transfer r = a.session("beta").read(List.of(rback.descriptor()), List.of(rd.descriptor()), null);
+        assertThat(bytes(p.dst())).isEqualTo(bytes(p.src()));
+        Transfer r = p.read();
         assertThat(r.await(Duration.ofSeconds(20))).as("read %s", r.error()).isEqualTo(TransferStatus.DONE);
-        assertThat(bytes(back)).isEqualTo(bytes(src));
-        if (callerDrives) {
-            assertThat(ta.callerTurns()).as("socket turns run by alpha's agent thread").isPositive();
-            assertThat(tb.callerTurns()).as("socket turns run by beta's agent thread").isPositive();
-        } else {
-            assertThat(ta.callerTurns() + tb.callerTurns()).as("the I/O threads ran every turn").isZero();
-        }
+        assertThat(bytes(p.back())).isEqualTo(bytes(p.src()));
+        p.assertTurns(callerDrives, "agent thread");
     }
 }
