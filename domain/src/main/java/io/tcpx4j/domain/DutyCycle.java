@@ -24,8 +24,11 @@ final class DutyCycle implements AgentRunner.Agent {
         /** One turn of the transport's own I/O on the calling thread; returns the work done. */
         int drive();
 
-        /** Whether the engine holds requests on the transport; called by the thread about to run a cycle. */
-        boolean requestsOut();
+        /**
+         * Whether a turn of the transport's own I/O is due: the transport has I/O to drive
+         * ({@code NetTransport.drivable()}) and holds requests of this engine. Called before a cycle.
+         */
+        boolean driveDue();
 
         /** A duty cycle threw: fail what is in flight. */
         void failed(Throwable e);
@@ -69,7 +72,7 @@ final class DutyCycle implements AgentRunner.Agent {
      */
     @Override
     public int doWork() {
-        return owner.requestsOut() ? owner.drive() + cycle() : cycle();
+        return owner.driveDue() ? owner.drive() + cycle() : cycle();
     }
 
     private int cycle() {
@@ -101,7 +104,7 @@ final class DutyCycle implements AgentRunner.Agent {
      * frame (an inline transfer's answer) pays no socket poll of the data channels per call.
      */
     private int callerDrive() {
-        if (owner.requestsOut()) {
+        if (owner.driveDue()) {
             return owner.drive();
         }
         long now = System.nanoTime();

@@ -49,6 +49,8 @@ public final class Engine implements TransferEngine {
 
     private final EngineConfig config;
     private final NetTransport transport;
+    /** Whether the transport has I/O of its own that the thread running a cycle may drive. */
+    private final boolean drivable;
     private final DeviceMemory memory;
     private final Clock clock;
     private final LocalIdentity identity;
@@ -78,6 +80,7 @@ public final class Engine implements TransferEngine {
         this.memory = Objects.requireNonNull(memory, "memory");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.transport = Objects.requireNonNull(transport, "transport");
+        this.drivable = transport.drivable();
         Objects.requireNonNull(unpacker, "unpacker");
         this.packsDevice = unpacker.reaches(MemoryKind.VRAM);
         this.identity = new LocalIdentity(config.name());
@@ -138,8 +141,8 @@ public final class Engine implements TransferEngine {
         }
 
         @Override
-        public boolean requestsOut() {
-            return directory.outstandingRequests() > 0;
+        public boolean driveDue() {
+            return drivable && directory.outstandingRequests() > 0;
         }
 
         @Override

@@ -7,9 +7,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** {@link DutyCycle}: when the agent thread and callers of progress() take a turn of the transport's I/O. */
 class DutyCycleTest {
 
-    /** An owner with nothing to do whose requests on the transport the test sets; counts drive() calls. */
+    /** An owner with nothing to do whose due turns of the transport the test sets; counts drive() calls. */
     private static final class CountingOwner implements DutyCycle.Owner {
-        volatile boolean requestsOut;
+        volatile boolean driveDue;
         int drives;
         int cycles;
 
@@ -31,8 +31,8 @@ class DutyCycleTest {
         }
 
         @Override
-        public boolean requestsOut() {
-            return requestsOut;
+        public boolean driveDue() {
+            return driveDue;
         }
 
         @Override
@@ -52,14 +52,14 @@ class DutyCycleTest {
         try (Readiness readiness = new Readiness()) {
             DutyCycle duty = new DutyCycle(owner, readiness, 100);
 
-            owner.requestsOut = true;
+            owner.driveDue = true;
             for (int i = 0; i < 500; i++) {
                 duty.progress();
             }
             assertThat(owner.drives).as("a turn per call while requests are out").isEqualTo(500);
             assertThat(owner.cycles).isEqualTo(500);
 
-            owner.requestsOut = false;
+            owner.driveDue = false;
             owner.drives = 0;
             long start = System.nanoTime();
             for (int i = 0; i < 5000; i++) {
@@ -81,7 +81,7 @@ class DutyCycleTest {
                 duty.doWork();
             }
             assertThat(owner.drives).isZero();
-            owner.requestsOut = true;
+            owner.driveDue = true;
             for (int i = 0; i < 100; i++) {
                 duty.doWork();
             }

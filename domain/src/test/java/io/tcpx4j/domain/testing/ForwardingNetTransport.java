@@ -106,6 +106,16 @@ public class ForwardingNetTransport implements NetTransport {
     }
 
     @Override
+    public int drive() {
+        return delegate.drive();
+    }
+
+    @Override
+    public boolean drivable() {
+        return delegate.drivable();
+    }
+
+    @Override
     public void close() {
         delegate.close();
     }

@@ -363,6 +363,12 @@ public final class LoopbackTransport implements NetTransport {
         return config.callerDrives() ? loops.drive() : 0;
     }
 
+    /** {@link LoopbackConfig#callerDrives()}. */
+    @Override
+    public boolean drivable() {
+        return config.callerDrives();
+    }
+
     /** Turns callers ran on the I/O loops so far (for tests). */
     long callerTurns() {
         return loops.callerTurns();

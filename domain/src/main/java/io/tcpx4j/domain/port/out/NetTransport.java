@@ -108,13 +108,22 @@ public interface NetTransport extends AutoCloseable {
      * Runs a share of the transport's own I/O on the calling thread, if it has threads of its own for
      * it (the loopback transport's socket work), and returns how much it found (0: nothing). An engine
      * driven by its caller ({@code Engine.progress()}) calls this in each duty cycle, so that a host whose
-     * polling threads hold every core still moves its bytes; the engine's own agent thread calls it in
-     * each cycle while it holds requests, so that its chunks need no hand-off to another thread. While
+     * polling threads hold every core still moves its bytes; if {@link #drivable()}, the engine's own
+     * agent thread calls it in each cycle while it holds requests, so that its chunks need no hand-off
+     * to another thread. While
      * calls keep coming, the transport may keep its own threads off the CPU. Thread-safe. Default:
      * nothing to drive (TCPX does its I/O inside the plugin calls).
      */
     default int drive() {
         return 0;
+    }
+
+    /**
+     * Whether {@link #drive()} does any of this transport's I/O, so that an engine with requests out
+     * should call it in each duty cycle. Constant for the transport's life. Default: false.
+     */
+    default boolean drivable() {
+        return false;
     }
 
     /** Closes every comm and frees the transport. Idempotent. */
