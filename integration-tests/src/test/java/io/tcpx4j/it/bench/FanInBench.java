@@ -12,6 +12,7 @@ import io.tcpx4j.it.transfer.LoopbackNode;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -25,7 +26,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.Locale;
 import java.util.concurrent.CyclicBarrier;
@@ -57,9 +60,17 @@ import java.util.concurrent.atomic.AtomicReference;
  * transport's default I/O threads on the target and on each initiator, devmem off (host
  * receives land in place, as on TCPX and as the CLI and the NIXL backend run the loopback transport;
  * on: every receive lands in 4 KiB bounce pages that the target's progress thread unpacks with CPU
- * copies, TCPX's GPU receive path simulated in host memory).
+ * copies, TCPX's GPU receive path simulated in host memory). {@code -Dbench.sched=true} adds, per K, how
+ * long each engine thread waited for a CPU while the transfers ran ({@link RunQueueWait}).
  */
 public final class FanInBench {
+
+    /**
+     * {@code -Dbench.sched=true} (Linux): per K, how long each engine thread waited for a CPU during the
+     * measured transfers, its stretches of 2 ms or more, and the slowest transfers with their start,
+     * all in ms from the common start (see {@link RunQueueWait}).
+     */
+    private static final boolean SCHED = Boolean.getBoolean("bench.sched") && RunQueueWait.available();
 
     private FanInBench() {
     }
@@ -101,8 +112,11 @@ public final class FanInBench {
                       IdlePolicy idle) throws Exception {
         LoopbackConfig transport = LoopbackConfig.defaults().withDevmem(devmem);
         List<LoopbackNode> initiators = new ArrayList<>();
+        Set<Integer> seen = SCHED ? RunQueueWait.tids() : new HashSet<>();
+        Map<Integer, String> engineThreads = new LinkedHashMap<>();
         try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target").withIdle(idle),
                 transport.withIoThreads(targetIo))) {
+            name(engineThreads, seen, "target");
             long region = target.allocate((long) k * block);
             RegisteredMemory published = target.register(region, (long) k * block);
             long[] sources = new long[k];
@@ -111,6 +125,7 @@ public final class FanInBench {
                     LoopbackNode n = LoopbackNode.start(LoopbackNode.config("fanin-" + i).withIdle(idle),
                             transport.withIoThreads(initiatorIo));
                     initiators.add(n);
+                    name(engineThreads, seen, "initiator " + i);
                     n.introduce(target);
                     n.engine.loadRemoteMetadata(target.name(), published.publicMetadata());
                     sources[i] = n.allocate(block);
@@ -118,6 +133,8 @@ public final class FanInBench {
                     n.register(sources[i], block);
                 }
                 long[][] latencies = new long[k][transfers];
+                long[][] starts = new long[k][transfers];
+                CyclicBarrier warmed = new CyclicBarrier(k + 1);
                 CyclicBarrier start = new CyclicBarrier(k + 1);
                 AtomicReference<Throwable> failure = new AtomicReference<>();
                 List<Thread> threads = new ArrayList<>();
@@ -131,17 +148,28 @@ public final class FanInBench {
                             for (int w = 0; w < warmup; w++) {
                                 write(s, local, remote, me, -1 - w);
                             }
+                            warmed.await();
                             start.await();
                             for (int n = 0; n < transfers; n++) {
+                                starts[me][n] = System.nanoTime();
                                 latencies[me][n] = write(s, local, remote, me, n);
                             }
                         } catch (Throwable e) {
                             failure.compareAndSet(null, e);
+                            warmed.reset();
                             start.reset();
                         }
                     }, "fanin-initiator-" + i);
                     threads.add(t);
                     t.start();
+                }
+                warmed.await();
+                RunQueueWait waits = null;
+                if (SCHED) {
+                    // the loopback transports start their I/O threads with the first connection
+                    name(engineThreads, seen, "I/O");
+                    waits = new RunQueueWait(engineThreads(engineThreads), 1_000_000L, 2_000_000L);
+                    waits.start();
                 }
                 start.await();
                 long t0 = System.nanoTime();
@@ -149,10 +177,16 @@ public final class FanInBench {
                     t.join();
                 }
                 long wall = System.nanoTime() - t0;
+                if (waits != null) {
+                    waits.stop();
+                }
                 if (failure.get() != null) {
                     throw new IllegalStateException("an initiator failed", failure.get());
                 }
                 check(target, region, sources, block, k, transfers + warmup);
+                if (waits != null) {
+                    report(waits, t0, starts, latencies);
+                }
                 return Result.of((long) k * transfers * block, wall, latencies);
             } finally {
                 for (LoopbackNode n : initiators) {
@@ -275,6 +309,64 @@ public final class FanInBench {
                 c.close();
             }
         }
+    }
+
+    /**
+     * Notes the threads born since {@code seen} was taken as {@code owner}'s, and adds them to
+     * {@code seen}. Without {@code -Dbench.sched} it does nothing.
+     */
+    private static void name(Map<Integer, String> owners, Set<Integer> seen, String owner) {
+        if (SCHED) {
+            for (int tid : RunQueueWait.tids()) {
+                if (seen.add(tid)) {
+                    owners.put(tid, owner);
+                }
+            }
+        }
+    }
+
+    /**
+     * The engine threads among {@code owners}, labelled {@code "<owner> agent"} (a progress thread) or
+     * {@code "<owner> <tid>"} (a loopback I/O thread). Read once the threads run: a new thread carries
+     * its name in the kernel only after it started.
+     */
+    private static Map<Integer, String> engineThreads(Map<Integer, String> owners) {
+        Map<Integer, String> labels = new LinkedHashMap<>();
+        owners.forEach((tid, owner) -> {
+            String comm = RunQueueWait.comm(tid);
+            if (comm.startsWith("tcpx4j-agent")) {
+                labels.put(tid, owner + " agent");
+            } else if (comm.startsWith("tcpx4j-loopbac")) {
+                labels.put(tid, owner + " " + tid);
+            }
+        });
+        return labels;
+    }
+
+    /** The -Dbench.sched report of one K: per thread, the stretches, the slowest 1 % of transfers. */
+    private static void report(RunQueueWait waits, long t0, long[][] starts, long[][] latencies) {
+        long uptimeAtStart = ManagementFactory.getRuntimeMXBean().getUptime()
+                - (System.nanoTime() - t0) / 1_000_000;
+        System.out.printf("  measured transfers from JVM uptime %d ms (-Xlog's uptime); the sampler used %.1f ms of CPU;"
+                + " engine threads meanwhile (I/O threads: target's and initiators' alike):%n", uptimeAtStart,
+                waits.samplerCpuNanos() / 1e6);
+        waits.perThread().forEach(l -> System.out.println("    " + l));
+        List<RunQueueWait.Stretch> stretches = waits.stretches();
+        System.out.println("  stretches of 2 ms or more without a CPU (" + stretches.size() + ", first 30):");
+        stretches.stream().limit(30).forEach(s -> System.out.printf("    at %9.2f ms  %6.2f ms  %s%n",
+                (s.startNanos() - t0) / 1e6, s.nanos() / 1e6, s.label()));
+        List<long[]> all = new ArrayList<>();
+        for (int i = 0; i < starts.length; i++) {
+            for (int n = 0; n < starts[i].length; n++) {
+                all.add(new long[] {starts[i][n], latencies[i][n], i});
+            }
+        }
+        all.sort((a, b) -> Long.compare(b[1], a[1]));
+        List<long[]> slowest = new ArrayList<>(all.subList(0, Math.max(1, all.size() / 100)));
+        slowest.sort((a, b) -> Long.compare(a[0], b[0]));
+        System.out.println("  slowest 1 % of transfers, by start (first 30):");
+        slowest.stream().limit(30).forEach(t -> System.out.printf("    at %9.2f ms  %6.2f ms  initiator %d%n",
+                (t[0] - t0) / 1e6, t[1] / 1e6, t[2]));
     }
 
     private static long write(Session s, List<MemoryDescriptor> local, List<MemoryDescriptor> remote, int initiator,
