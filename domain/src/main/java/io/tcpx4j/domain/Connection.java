@@ -25,6 +25,8 @@ final class Connection {
 
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final long CONTROL_POLL_NANOS = 20_000;
+    /** Reads per cycle at most, so that one chatty peer cannot hold the agent. */
+    private static final int READ_BUDGET = 8;
 
     /** Dialer: CONNECTING, HELLO_SENT, PROOF_SENT. Acceptor: AWAIT_HELLO, AWAIT_PROOF. */
     enum State { CONNECTING, HELLO_SENT, PROOF_SENT, AWAIT_HELLO, AWAIT_PROOF, ESTABLISHED, CLOSED }
@@ -44,6 +46,10 @@ final class Connection {
     private long lastRecvNanos;
     private long lastSendNanos;
     private long lastControlPoll;
+    /** The control poll found the socket readable since the last cycle. */
+    private boolean controlReadable;
+    /** The last read stopped at its budget: bytes may wait in the socket or the TLS session. */
+    private boolean readAgain;
     private int dataWork;
     /** Set once on the agent; stats() reads it racily (DataPath's own fields are final). */
     private DataPath data;
@@ -90,9 +96,13 @@ final class Connection {
         return state == State.CLOSED;
     }
 
-    /** Lets an idle agent wake when this connection's control stream can connect or read. */
-    void watch(Readiness readiness) {
+    /**
+     * Lets an idle agent wake when this connection's control stream can connect or read, and
+     * {@code poll} tell it when the stream has bytes to read.
+     */
+    void watch(Readiness readiness, ControlPoll poll) {
         control.watch(readiness);
+        control.watch(poll, () -> controlReadable = true);
     }
 
     /**
@@ -114,8 +124,16 @@ final class Connection {
 
     // ------------------------------------------------------------------ duty cycle
 
-    /** One pass: control I/O, channel set-up, data progress, timeouts. Returns work done. */
-    int doWork(long now) {
+    /**
+     * One pass: control I/O, channel set-up, data progress, timeouts. Returns work done. {@code polled}:
+     * the directory ran its {@link ControlPoll} before this pass, so an established connection reads its
+     * control socket only when the poll found it readable or its last read stopped at the budget (the
+     * selector reports a socket for as long as it holds bytes; a read that returned 0 left none in the
+     * TLS session either). Otherwise it reads at most every {@link #CONTROL_POLL_NANOS} while chunks are
+     * in flight and on every pass while it waits for a frame: one read is the cheapest poll of one
+     * socket and delivers the bytes in the same call.
+     */
+    int doWork(long now, boolean polled) {
         if (state == State.CLOSED) {
             return 0;
         }
@@ -129,9 +147,12 @@ final class Connection {
                 state = State.HELLO_SENT;
                 work++;
             }
-            // Chunks in flight: control read at most every CONTROL_POLL_NANOS; none: a reply is due, read.
-            if (now - lastControlPoll >= CONTROL_POLL_NANOS
-                    || (dataWork == 0 && (state != State.ESTABLISHED || data.quiet()))) {
+            boolean read = polled && state == State.ESTABLISHED
+                    ? controlReadable || readAgain
+                    : now - lastControlPoll >= CONTROL_POLL_NANOS
+                            || (dataWork == 0 && (state != State.ESTABLISHED || data.quiet()));
+            controlReadable = false;
+            if (read) {
                 lastControlPoll = now;
                 work += readControl(now);
             }
@@ -172,7 +193,8 @@ final class Connection {
 
     private int readControl(long now) throws IOException {
         int work = 0;
-        for (int i = 0; i < 8 && state != State.CLOSED; i++) {
+        readAgain = false;
+        for (int i = 0; i < READ_BUDGET && state != State.CLOSED; i++) {
             int n = control.fill();
             if (n < 0) {
                 fail(disconnect("control stream closed by " + peerName(), null));
@@ -181,6 +203,7 @@ final class Connection {
             if (n == 0) {
                 break;
             }
+            readAgain = i == READ_BUDGET - 1;
             lastRecvNanos = now;
             work++;
             ControlFrame f;

@@ -91,6 +91,11 @@ final class ControlStream {
         key = readiness.watch(sock, sock.isConnectionPending() ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ);
     }
 
+    /** Lets {@code poll} run {@code onReadable} when this stream has bytes to read. */
+    void watch(ControlPoll poll, Runnable onReadable) {
+        poll.watch(sock, onReadable);
+    }
+
     boolean finishConnect() throws IOException {
         if (!sock.finishConnect()) {
             return false;
