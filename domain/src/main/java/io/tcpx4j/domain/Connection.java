@@ -8,6 +8,9 @@ import io.tcpx4j.domain.protocol.FrameWriter;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * A connection to one peer: an ordered control stream (plain TCP, or TLS when configured) that carries
@@ -25,8 +28,6 @@ final class Connection {
 
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final long CONTROL_POLL_NANOS = 20_000;
-    /** Reads per cycle at most, so that one chatty peer cannot hold the agent. */
-    private static final int READ_BUDGET = 8;
 
     /** Dialer: CONNECTING, HELLO_SENT, PROOF_SENT. Acceptor: AWAIT_HELLO, AWAIT_PROOF. */
     enum State { CONNECTING, HELLO_SENT, PROOF_SENT, AWAIT_HELLO, AWAIT_PROOF, ESTABLISHED, CLOSED }
@@ -46,10 +47,10 @@ final class Connection {
     private long lastRecvNanos;
     private long lastSendNanos;
     private long lastControlPoll;
-    /** The control poll found the socket readable since the last cycle. */
-    private boolean controlReadable;
-    /** The last read stopped at its budget: bytes may wait in the socket or the TLS session. */
-    private boolean readAgain;
+    /** What a control read needs, made once: a read per cycle allocates nothing. */
+    private final Supplier<Object> name = this::peerName;
+    private final Consumer<ControlFrame> onFrame = this::handle;
+    private final BooleanSupplier open = () -> state != State.CLOSED;
     private int dataWork;
     /** Set once on the agent; stats() reads it racily (DataPath's own fields are final). */
     private DataPath data;
@@ -102,7 +103,7 @@ final class Connection {
      */
     void watch(Readiness readiness, ControlPoll poll) {
         control.watch(readiness);
-        control.watch(poll, () -> controlReadable = true);
+        control.watch(poll);
     }
 
     /**
@@ -127,11 +128,9 @@ final class Connection {
     /**
      * One pass: control I/O, channel set-up, data progress, timeouts. Returns work done. {@code polled}:
      * the directory ran its {@link ControlPoll} before this pass, so an established connection reads its
-     * control socket only when the poll found it readable or its last read stopped at the budget (the
-     * selector reports a socket for as long as it holds bytes; a read that returned 0 left none in the
-     * TLS session either). Otherwise it reads at most every {@link #CONTROL_POLL_NANOS} while chunks are
-     * in flight and on every pass while it waits for a frame: one read is the cheapest poll of one
-     * socket and delivers the bytes in the same call.
+     * control socket when the poll says so ({@link ControlStream#readDue()}). Otherwise it reads at most
+     * every {@link #CONTROL_POLL_NANOS} while chunks are in flight and on every pass while it waits for
+     * a frame: one read is the cheapest poll of one socket and delivers the bytes in the same call.
      */
     int doWork(long now, boolean polled) {
         if (state == State.CLOSED) {
@@ -148,10 +147,9 @@ final class Connection {
                 work++;
             }
             boolean read = polled && state == State.ESTABLISHED
-                    ? controlReadable || readAgain
+                    ? control.readDue()
                     : now - lastControlPoll >= CONTROL_POLL_NANOS
                             || (dataWork == 0 && (state != State.ESTABLISHED || data.quiet()));
-            controlReadable = false;
             if (read) {
                 lastControlPoll = now;
                 work += readControl(now);
@@ -192,26 +190,15 @@ final class Connection {
     }
 
     private int readControl(long now) throws IOException {
-        int work = 0;
-        readAgain = false;
-        for (int i = 0; i < READ_BUDGET && state != State.CLOSED; i++) {
-            int n = control.fill();
-            if (n < 0) {
-                fail(disconnect("control stream closed by " + peerName(), null));
-                return work + 1;
-            }
-            if (n == 0) {
-                break;
-            }
-            readAgain = i == READ_BUDGET - 1;
-            lastRecvNanos = now;
-            work++;
-            ControlFrame f;
-            while (state != State.CLOSED && (f = control.next(peerName())) != null) {
-                handle(f);
-            }
+        int fills = control.readFrames(name, onFrame, open);
+        if (fills < 0) {
+            fail(disconnect("control stream closed by " + peerName(), null));
+            return 1;
         }
-        return work;
+        if (fills > 0) {
+            lastRecvNanos = now;
+        }
+        return fills;
     }
 
     private int flush(long now) throws IOException {

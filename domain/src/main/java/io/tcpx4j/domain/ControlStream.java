@@ -16,6 +16,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ByteChannel;
 import java.nio.channels.SocketChannel;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The ordered control stream of a connection: a non-blocking TCP socket (no Nagle delay: frames are
@@ -27,6 +30,9 @@ import java.nio.channels.SocketChannel;
  */
 final class ControlStream {
 
+    /** Fills one {@link #readFrames} takes at most. */
+    private static final int READ_BUDGET = 8;
+
     private final SocketChannel sock;
     /** TLS over {@link #sock}, or null for plain TCP. */
     private final TlsChannel tls;
@@ -34,6 +40,10 @@ final class ControlStream {
     private final ByteChannel channel;
     private final FrameReader reader = new FrameReader();
     private SelectionKey key;
+    /** The control poll found the socket readable since {@link #readDue()} last asked. */
+    private boolean readable;
+    /** The last {@link #readFrames} stopped at its budget: bytes may wait in the socket or the TLS session. */
+    private boolean readAgain;
     /** Frames queued for the peer; {@link #flush()} writes what the socket takes. */
     final FrameWriter writer = new FrameWriter();
 
@@ -91,9 +101,46 @@ final class ControlStream {
         key = readiness.watch(sock, sock.isConnectionPending() ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ);
     }
 
-    /** Lets {@code poll} run {@code onReadable} when this stream has bytes to read. */
-    void watch(ControlPoll poll, Runnable onReadable) {
-        poll.watch(sock, onReadable);
+    /** Lets {@code poll} tell this stream when its socket has bytes to read. */
+    void watch(ControlPoll poll) {
+        poll.watch(sock, () -> readable = true);
+    }
+
+    /**
+     * For reads that follow the {@link ControlPoll}: whether it found bytes since the last call, or the
+     * last read stopped at its budget. The selector reports a socket for as long as it holds bytes, and
+     * a read that ended on no bytes left none in the TLS session either.
+     */
+    boolean readDue() {
+        boolean due = readable || readAgain;
+        readable = false;
+        return due;
+    }
+
+    /**
+     * Reads what the socket has, at most {@link #READ_BUDGET} fills (one chatty peer cannot hold the
+     * agent), and hands every complete frame to {@code handler} while {@code open} holds. Returns the
+     * fills that brought bytes, or -1 at end of stream; a malformed frame throws as {@link #next} does.
+     */
+    int readFrames(Supplier<Object> peer, Consumer<ControlFrame> handler, BooleanSupplier open) throws IOException {
+        readAgain = false;
+        int fills = 0;
+        while (fills < READ_BUDGET && open.getAsBoolean()) {
+            int n = fill();
+            if (n < 0) {
+                return -1;
+            }
+            if (n == 0) {
+                break;
+            }
+            fills++;
+            ControlFrame f;
+            while (open.getAsBoolean() && (f = next(peer.get())) != null) {
+                handler.accept(f);
+            }
+        }
+        readAgain = fills == READ_BUDGET;
+        return fills;
     }
 
     boolean finishConnect() throws IOException {
