@@ -1,5 +1,6 @@
 package io.tcpx4j.it.reliability;
 
+import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
@@ -20,8 +21,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -119,6 +122,80 @@ class ControlTlsIT {
             // in plain TCP the HELLO carries the dialer's name and the CHALLENGE the acceptor's: not here
             assertThat(new String(sent, StandardCharsets.ISO_8859_1)).doesNotContain("tls-a");
             assertThat(new String(got, StandardCharsets.ISO_8859_1)).doesNotContain("tls-b");
+        }
+    }
+
+    /**
+     * A TLS engine serving three TLS peers at once reads its control streams through its control poll
+     * (more than one connection): WRITEs of inline and chunked size, READs, and every notification.
+     */
+    @Test
+    void aTlsEngineServesSeveralPeersAtOnce() throws Exception {
+        int peers = 3;
+        int block = (1 << 20) + 4096;
+        List<Node> spokes = new ArrayList<>();
+        try (Node hub = tlsNode("tls-hub", trusted)) {
+            RegisteredMemory in = hub.randomRegion((long) peers * block, 30);
+            RegisteredMemory out = hub.randomRegion((long) peers * block, 31);
+            List<Thread> threads = new ArrayList<>();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            try {
+                for (int i = 0; i < peers; i++) {
+                    Node spoke = tlsNode("tls-spoke" + i, trusted);
+                    spokes.add(spoke);
+                    spoke.meet(hub);
+                    hub.publish(in, spoke);
+                    hub.publish(out, spoke);
+                }
+                for (int i = 0; i < peers; i++) {
+                    Node spoke = spokes.get(i);
+                    long slot = (long) i * block;
+                    long src = spoke.randomRegion(block, 40 + i).descriptor().address();
+                    long dst = spoke.alloc(block);
+                    spoke.register(dst, block);
+                    Thread t = new Thread(() -> {
+                        try {
+                            for (int round = 0; round < 6; round++) {
+                                int size = round % 2 == 0 ? 4096 : block;
+                                Transfer w = spoke.engine.session("tls-hub").write(List.of(Node.dram(src, size)),
+                                        List.of(Node.dram(in.descriptor().address() + slot, size)), "w".getBytes());
+                                assertThat(Node.await(w, Duration.ofSeconds(20))).as("WRITE: %s", w.error())
+                                        .isEqualTo(TransferStatus.DONE);
+                                Transfer r = spoke.engine.session("tls-hub").read(List.of(Node.dram(dst, size)),
+                                        List.of(Node.dram(out.descriptor().address() + slot, size)), "r".getBytes());
+                                assertThat(Node.await(r, Duration.ofSeconds(20))).as("READ: %s", r.error())
+                                        .isEqualTo(TransferStatus.DONE);
+                                assertThat(Buffers.firstDifference(src, in.descriptor().address() + slot, size))
+                                        .isEqualTo(-1);
+                                assertThat(Buffers.firstDifference(dst, out.descriptor().address() + slot, size))
+                                        .isEqualTo(-1);
+                            }
+                        } catch (Throwable e) {
+                            failure.compareAndSet(null, e);
+                        }
+                    }, "tls-spoke-" + i);
+                    threads.add(t);
+                    t.start();
+                }
+                for (Thread t : threads) {
+                    t.join();
+                }
+                assertThat(failure.get()).as("a spoke failed").isNull();
+                List<Notification> notes = new ArrayList<>();
+                assertThat(Node.eventually(Duration.ofSeconds(10), () -> {
+                    notes.addAll(hub.engine.drainNotifications());
+                    return notes.size() >= peers * 12;
+                })).as("every notification at the hub").isTrue();
+                assertThat(notes).hasSize(peers * 12);
+                for (int i = 0; i < peers; i++) {
+                    String name = "tls-spoke" + i;
+                    assertThat(notes.stream().filter(n -> n.agent().equals(name))).hasSize(12);
+                }
+            } finally {
+                for (Node spoke : spokes) {
+                    spoke.close();
+                }
+            }
         }
     }
 
