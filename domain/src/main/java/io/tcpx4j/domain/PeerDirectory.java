@@ -126,6 +126,9 @@ final class PeerDirectory {
         if (connectionsClosed) {
             connectionsClosed = false;
             connections.removeIf(Connection::isClosed);
+            // a socket closed while a selector holds its key keeps its descriptor until that selector
+            // selects again, which the poll would not do while one connection or none is left
+            poll.poll();
         }
         return work;
     }
