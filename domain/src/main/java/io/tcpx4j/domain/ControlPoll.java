@@ -26,11 +26,7 @@ final class ControlPoll implements AutoCloseable {
     private final Consumer<SelectionKey> onReady = key -> ((Runnable) key.attachment()).run();
 
     ControlPoll() {
-        try {
-            selector = Selector.open();
-        } catch (IOException e) {
-            throw new TransferException(Code.BACKEND, "cannot open a selector: " + e.getMessage(), e);
-        }
+        selector = Readiness.openSelector();
     }
 
     /** Runs {@code onReadable} in the polls that find {@code channel} readable; a closed channel is skipped. */

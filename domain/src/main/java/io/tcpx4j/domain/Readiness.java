@@ -24,8 +24,13 @@ final class Readiness implements AutoCloseable {
     private volatile boolean signaled;
 
     Readiness() {
+        selector = openSelector();
+    }
+
+    /** A new selector; BACKEND if the system has none to give (descriptors exhausted). */
+    static Selector openSelector() {
         try {
-            selector = Selector.open();
+            return Selector.open();
         } catch (IOException e) {
             throw new TransferException(Code.BACKEND, "cannot open a selector: " + e.getMessage(), e);
         }
