@@ -8,7 +8,6 @@ import io.tcpx4j.domain.protocol.FrameWriter;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -27,7 +26,6 @@ import java.util.function.Supplier;
 final class Connection {
 
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
-    private static final long CONTROL_POLL_NANOS = 20_000;
 
     /** Dialer: CONNECTING, HELLO_SENT, PROOF_SENT. Acceptor: AWAIT_HELLO, AWAIT_PROOF. */
     enum State { CONNECTING, HELLO_SENT, PROOF_SENT, AWAIT_HELLO, AWAIT_PROOF, ESTABLISHED, CLOSED }
@@ -46,11 +44,9 @@ final class Connection {
     private final long startedNanos;
     private long lastRecvNanos;
     private long lastSendNanos;
-    private long lastControlPoll;
     /** What a control read needs, made once: a read per cycle allocates nothing. */
     private final Supplier<Object> name = this::peerName;
     private final Consumer<ControlFrame> onFrame = this::handle;
-    private final BooleanSupplier open = () -> state != State.CLOSED;
     private int dataWork;
     /** Set once on the agent; stats() reads it racily (DataPath's own fields are final). */
     private DataPath data;
@@ -97,10 +93,7 @@ final class Connection {
         return state == State.CLOSED;
     }
 
-    /**
-     * Lets an idle agent wake when this connection's control stream can connect or read, and
-     * {@code poll} tell it when the stream has bytes to read.
-     */
+    /** Lets an idle agent wake when the control stream can connect or read, and the poll see its bytes. */
     void watch(Readiness readiness, ControlPoll poll) {
         control.watch(readiness);
         control.watch(poll);
@@ -126,11 +119,9 @@ final class Connection {
     // ------------------------------------------------------------------ duty cycle
 
     /**
-     * One pass: control I/O, channel set-up, data progress, timeouts. Returns work done. {@code polled}:
-     * the directory ran its {@link ControlPoll} before this pass, so an established connection reads its
-     * control socket when the poll says so ({@link ControlStream#readDue()}). Otherwise it reads at most
-     * every {@link #CONTROL_POLL_NANOS} while chunks are in flight and on every pass while it waits for
-     * a frame: one read is the cheapest poll of one socket and delivers the bytes in the same call.
+     * One pass: control I/O, channel set-up, data progress, timeouts; returns work done. {@code polled}:
+     * the directory ran its {@link ControlPoll}, which then decides when an established connection reads
+     * ({@link ControlStream#readDue}).
      */
     int doWork(long now, boolean polled) {
         if (state == State.CLOSED) {
@@ -146,12 +137,9 @@ final class Connection {
                 state = State.HELLO_SENT;
                 work++;
             }
-            boolean read = polled && state == State.ESTABLISHED
-                    ? control.readDue()
-                    : now - lastControlPoll >= CONTROL_POLL_NANOS
-                            || (dataWork == 0 && (state != State.ESTABLISHED || data.quiet()));
-            if (read) {
-                lastControlPoll = now;
+            boolean pollDecides = polled && state == State.ESTABLISHED;
+            if (control.readDue(now, pollDecides,
+                    !pollDecides && dataWork == 0 && (state != State.ESTABLISHED || data.quiet()))) {
                 work += readControl(now);
             }
             dataWork = 0;
@@ -190,7 +178,7 @@ final class Connection {
     }
 
     private int readControl(long now) throws IOException {
-        int fills = control.readFrames(name, onFrame, open);
+        int fills = control.readFrames(name, onFrame);
         if (fills < 0) {
             fail(disconnect("control stream closed by " + peerName(), null));
             return 1;

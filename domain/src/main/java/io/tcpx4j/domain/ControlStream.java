@@ -16,7 +16,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ByteChannel;
 import java.nio.channels.SocketChannel;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -32,6 +31,8 @@ final class ControlStream {
 
     /** Fills one {@link #readFrames} takes at most. */
     private static final int READ_BUDGET = 8;
+    /** Longest a connection with chunks in flight goes without reading its control socket (no poll). */
+    private static final long READ_INTERVAL_NANOS = 20_000;
 
     private final SocketChannel sock;
     /** TLS over {@link #sock}, or null for plain TCP. */
@@ -40,8 +41,10 @@ final class ControlStream {
     private final ByteChannel channel;
     private final FrameReader reader = new FrameReader();
     private SelectionKey key;
-    /** The control poll found the socket readable since {@link #readDue()} last asked. */
+    /** The control poll found the socket readable since {@link #readDue} last asked. */
     private boolean readable;
+    /** When {@link #readDue} last said yes. */
+    private long lastRead;
     /** The last {@link #readFrames} stopped at its budget: bytes may wait in the socket or the TLS session. */
     private boolean readAgain;
     /** Frames queued for the peer; {@link #flush()} writes what the socket takes. */
@@ -107,25 +110,32 @@ final class ControlStream {
     }
 
     /**
-     * For reads that follow the {@link ControlPoll}: whether it found bytes since the last call, or the
-     * last read stopped at its budget. The selector reports a socket for as long as it holds bytes, and
-     * a read that ended on no bytes left none in the TLS session either.
+     * Whether to read the control socket now. {@code polled}: as the {@link ControlPoll} says: it found
+     * bytes since the last call, or the last read stopped at its budget (the selector reports a socket
+     * for as long as it holds bytes, and a read that ended on no bytes left none in the TLS session
+     * either). Otherwise at most every {@link #READ_INTERVAL_NANOS} while chunks are in flight, and on
+     * every call while {@code waiting} for a frame: one read is the cheapest poll of one socket and
+     * delivers its bytes in the same call.
      */
-    boolean readDue() {
-        boolean due = readable || readAgain;
+    boolean readDue(long now, boolean polled, boolean waiting) {
+        boolean due = polled ? readable || readAgain : waiting || now - lastRead >= READ_INTERVAL_NANOS;
         readable = false;
+        if (due) {
+            lastRead = now;
+        }
         return due;
     }
 
     /**
      * Reads what the socket has, at most {@link #READ_BUDGET} fills (one chatty peer cannot hold the
-     * agent), and hands every complete frame to {@code handler} while {@code open} holds. Returns the
-     * fills that brought bytes, or -1 at end of stream; a malformed frame throws as {@link #next} does.
+     * agent), and hands every complete frame to {@code handler} until the stream is closed (a connection
+     * that ends closes its stream). Returns the fills that brought bytes, or -1 at end of stream; a
+     * malformed frame throws as {@link #next} does, naming {@code peer}.
      */
-    int readFrames(Supplier<Object> peer, Consumer<ControlFrame> handler, BooleanSupplier open) throws IOException {
+    int readFrames(Supplier<Object> peer, Consumer<ControlFrame> handler) throws IOException {
         readAgain = false;
         int fills = 0;
-        while (fills < READ_BUDGET && open.getAsBoolean()) {
+        while (fills < READ_BUDGET && sock.isOpen()) {
             int n = fill();
             if (n < 0) {
                 return -1;
@@ -135,7 +145,7 @@ final class ControlStream {
             }
             fills++;
             ControlFrame f;
-            while (open.getAsBoolean() && (f = next(peer.get())) != null) {
+            while (sock.isOpen() && (f = next(peer.get())) != null) {
                 handler.accept(f);
             }
         }

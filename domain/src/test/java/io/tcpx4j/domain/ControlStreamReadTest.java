@@ -28,7 +28,7 @@ class ControlStreamReadTest {
                 ControlStream stream = ControlStream.accepted(server.accept(), EngineConfig.defaults("reader"));
                 try {
                     stream.watch(poll);
-                    assertThat(stream.readDue()).as("nothing sent, nothing polled").isFalse();
+                    assertThat(stream.readDue(0, true, false)).as("nothing sent, nothing polled").isFalse();
 
                     FrameWriter w = new FrameWriter();
                     for (int i = 0; i < pings; i++) {
@@ -49,15 +49,37 @@ class ControlStreamReadTest {
                         int fills = stream.readFrames(() -> "peer", f -> {
                             assertThat(f).isInstanceOf(ControlFrame.Ping.class);
                             seen[0]++;
-                        }, () -> true);
+                        });
                         assertThat(fills).isBetween(0, 8);
-                        assertThat(stream.readDue()).as("due again after a read of %d fills", fills).isEqualTo(fills == 8);
+                        assertThat(stream.readDue(0, true, false)).as("due again after a read of %d fills", fills).isEqualTo(fills == 8);
                         budgetStops += fills == 8 ? 1 : 0;
                     }
                     assertThat(seen[0]).isEqualTo(pings);
                     assertThat(budgetStops).as("reads that stopped at the budget").isPositive();
-                    assertThat(stream.readFrames(() -> "peer", f -> seen[0]++, () -> true)).as("drained").isZero();
-                    assertThat(stream.readDue()).as("drained and nothing polled").isFalse();
+                    assertThat(stream.readFrames(() -> "peer", f -> seen[0]++)).as("drained").isZero();
+                    assertThat(stream.readDue(0, true, false)).as("drained and nothing polled").isFalse();
+                } finally {
+                    stream.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void withoutThePollAReadIsDueWhileWaitingForAFrameAndOtherwiseEvery20Microseconds() throws IOException {
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            try (SocketChannel peer = SocketChannel.open(server.getLocalAddress())) {
+                ControlStream stream = ControlStream.accepted(server.accept(), EngineConfig.defaults("reader"));
+                try {
+                    long t = 1_000_000_000L;
+                    assertThat(stream.readDue(t, false, false)).as("never read yet").isTrue();
+                    assertThat(stream.readDue(t + 1_000, false, false)).as("1 us later, chunks in flight").isFalse();
+                    assertThat(stream.readDue(t + 2_000, false, true)).as("waiting for a frame").isTrue();
+                    assertThat(stream.readDue(t + 21_000, false, false)).as("19 us after the last read").isFalse();
+                    assertThat(stream.readDue(t + 22_000, false, false)).as("20 us after the last read").isTrue();
+                    assertThat(stream.readDue(t + 50_000, true, true)).as("polled: the poll decides, and it saw nothing")
+                            .isFalse();
                 } finally {
                     stream.close();
                 }
@@ -70,7 +92,7 @@ class ControlStreamReadTest {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (System.nanoTime() < deadline) {
             poll.poll();
-            if (stream.readDue()) {
+            if (stream.readDue(0, true, false)) {
                 return;
             }
             Thread.sleep(1);
