@@ -79,6 +79,25 @@ class AgentRunnerTest {
         }
     }
 
+    @Test
+    void aRunnerWhoseCallerRenewsTheLeaseWithoutPauseLooksAtItLessOftenAndServesOnceItEnds() throws Exception {
+        LeasedAgent agent = new LeasedAgent();
+        agent.leaseNanos = TimeUnit.MILLISECONDS.toNanos(1); // a fresh call before every look
+        try (Readiness readiness = new Readiness()) {
+            AgentRunner r = new AgentRunner(NAME, agent, IdlePolicy.ADAPTIVE, readiness);
+            r.start();
+            awaitAtLeast(agent.leaseChecksByRunner, 1);
+            Thread.sleep(400);
+            // parks of 1, 2, 4, then 8 ms: about 50 looks in 400 ms; one per lease would be about 400
+            assertThat(agent.leaseChecksByRunner.get()).isBetween(2, 120);
+            assertThat(agent.cycles.get()).isZero();
+
+            agent.leaseNanos = 0; // the caller stopped, and nothing wakes the runner: its next look serves
+            awaitAtLeast(agent.cycles, 1);
+            assertThat(r.stop(5_000)).isTrue();
+        }
+    }
+
     private static void awaitAtLeast(AtomicInteger n, int at) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (n.get() < at && System.nanoTime() < deadline) {

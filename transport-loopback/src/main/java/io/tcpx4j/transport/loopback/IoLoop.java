@@ -1,5 +1,6 @@
 package io.tcpx4j.transport.loopback;
 
+import io.tcpx4j.domain.port.out.StandAside;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.SelectionKey;
@@ -59,9 +60,15 @@ final class IoLoop implements Runnable {
 
     /**
      * How long after a caller's {@link #drive()} the loop thread stays off the sockets. A host that polls
-     * calls again well within it; the loop thread resumes within it once the calls stop.
+     * calls again well within it; once the calls stop the loop thread resumes within it, or within
+     * {@link #MAX_STAND_ASIDE_NANOS} after calls that came without pause, or at once when woken.
      */
     static final long CALLER_LEASE_NANOS = 1_000_000;
+    /**
+     * The longest the loop thread parks while callers keep renewing the lease ({@link StandAside}): while
+     * a host polls without pause the thread wakes 125 times a second rather than once per lease.
+     */
+    static final long MAX_STAND_ASIDE_NANOS = 8_000_000;
     /** The staging copy the last pump pass found unfinished, and when the loop began waiting for it. */
     private long pollTicket;
     private long waitTicket;
@@ -189,11 +196,12 @@ final class IoLoop implements Runnable {
 
     @Override
     public void run() {
+        StandAside standAside = new StandAside(MAX_STAND_ASIDE_NANOS);
         try {
             while (running) {
-                long driven = CALLER_LEASE_NANOS - (System.nanoTime() - callerNanos);
-                if (driven > 0) {
-                    LockSupport.parkNanos(this, driven); // a caller runs the turns
+                long park = standAside.parkNanos(CALLER_LEASE_NANOS - (System.nanoTime() - callerNanos));
+                if (park > 0) {
+                    LockSupport.parkNanos(this, park); // a caller runs the turns
                     continue;
                 }
                 if (!turn.compareAndSet(false, true)) {

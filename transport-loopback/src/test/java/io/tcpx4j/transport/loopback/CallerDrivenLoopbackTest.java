@@ -12,6 +12,7 @@ import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -162,5 +163,33 @@ class CallerDrivenLoopbackTest {
         assertThat(r.await(Duration.ofSeconds(20))).as("read %s", r.error()).isEqualTo(TransferStatus.DONE);
         assertThat(bytes(p.back())).isEqualTo(bytes(p.src()));
         p.assertTurns(callerDrives, "agent thread");
+    }
+
+    @Test
+    void afterCallersThatPolledWithoutPauseStopTheEnginesAndIoThreadsMoveTheNextTransfersOnTheirOwn()
+            throws InterruptedException {
+        Pair p = pair(true, true, 5);
+        // transfers driven by both hosts' polling for long enough that the threads standing aside
+        // park for their longest (StandAside)
+        long until = System.nanoTime() + 200_000_000L;
+        int driven = 0;
+        while (System.nanoTime() < until || driven == 0) {
+            Transfer w = p.write(null);
+            drive(p.a(), p.b(), w);
+            assertThat(w.status()).as("write %s", w.error()).isEqualTo(TransferStatus.DONE);
+            driven++;
+        }
+        long turnsByCallers = p.ta().callerTurns() + p.tb().callerTurns();
+        assertThat(turnsByCallers).isPositive();
+
+        // nobody calls progress() from here on: a WRITE and a READ whose posts need the threads
+        NativeMemory.put(p.src(), new byte[] {42}, 0, 1);
+        Transfer w = p.write("after".getBytes());
+        assertThat(w.await(Duration.ofSeconds(20))).as("write %s", w.error()).isEqualTo(TransferStatus.DONE);
+        assertThat(bytes(p.dst())).isEqualTo(bytes(p.src()));
+        Transfer r = p.read();
+        assertThat(r.await(Duration.ofSeconds(20))).as("read %s", r.error()).isEqualTo(TransferStatus.DONE);
+        assertThat(bytes(p.back())).isEqualTo(bytes(p.src()));
+        assertThat(p.b().drainNotifications()).containsExactly(new Notification("alpha", "after".getBytes()));
     }
 }
