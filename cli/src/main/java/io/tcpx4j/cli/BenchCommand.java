@@ -1,5 +1,6 @@
 package io.tcpx4j.cli;
 
+import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
@@ -248,7 +249,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         boolean embedded = role == null;
         long need = embedded ? 2 * s.bufferBytes() : s.bufferBytes();
-        String what = "--block-sizes " + Sizes.format(s.blockSizes().stream().mapToLong(Long::longValue).max().orElse(0))
+        String what = "--block-sizes " + ByteSize.format(s.blockSizes().stream().mapToLong(Long::longValue).max().orElse(0))
                 + " x --batch-sizes " + s.batchSizes().stream().mapToInt(Integer::intValue).max().orElse(0)
                 + (embedded ? " (both engines in this process)" : "");
         String shortage = HostRam.shortage(need, engine.procfs, what);
@@ -320,7 +321,7 @@ final class BenchCommand implements Callable<Integer> {
         long block = blockSizes.stream().mapToLong(Long::longValue).max().orElse(0);
         int batch = batchSizes.stream().mapToInt(Integer::intValue).max().orElse(0);
         if (block > TargetServer.MAX_BUFFER / batch) {
-            return "largest block size x largest batch size must be at most " + Sizes.format(TargetServer.MAX_BUFFER);
+            return "largest block size x largest batch size must be at most " + ByteSize.format(TargetServer.MAX_BUFFER);
         }
         if (peerWait < 0) {
             return "--peer-wait must be at least 0 seconds, was " + peerWait;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.tcpx4j.api.ByteSize;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -84,7 +85,7 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
         Settings s = settings;
         return "tcpx4j bench: " + s.op() + " " + s.mem() + " over " + s.transport() + " (" + s.mode()
                 + (s.peer() != null ? " -> " + s.peer() : "") + "), " + s.channels() + " channels, "
-                + Sizes.format(s.chunkSize()) + " chunks, " + s.progress() + "-driven progress"
+                + ByteSize.format(s.chunkSize()) + " chunks, " + s.progress() + "-driven progress"
                 + ("reversed".equals(s.layout()) ? ", descriptors reversed" : "")
                 + (s.checkConsistency() ? ", consistency checked" : "");
     }

@@ -1,5 +1,6 @@
 package io.tcpx4j.cli;
 
+import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.Transfer;
@@ -146,7 +147,7 @@ final class BenchRunner {
         }
         int warmup = settings.warmupFor(block, batch);
         int iterations = settings.iterationsFor(block, batch);
-        String label = Sizes.format(block) + " x " + batch;
+        String label = ByteSize.format(block) + " x " + batch;
         long weight = progressWeight(block, batch);
         for (int i = 0; i < warmup; i++) {
             if (stopRequested) {

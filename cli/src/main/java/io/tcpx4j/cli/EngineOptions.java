@@ -1,5 +1,6 @@
 package io.tcpx4j.cli;
 
+import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.IdlePolicy;
@@ -74,16 +75,16 @@ final class EngineOptions {
         }
         if (chunkSize > EngineConfig.MAX_CHUNK) {
             return "--chunk-size must be at most 4M (TCPX holds at most 2048 4-KiB pages per receive), was "
-                    + Sizes.format(chunkSize);
+                    + ByteSize.format(chunkSize);
         }
         if (inlineLimit < 0 || inlineLimit > EngineConfig.MAX_INLINE) {
-            return "--inline-limit must be 0..1M, was " + Sizes.format(inlineLimit);
+            return "--inline-limit must be 0..1M, was " + ByteSize.format(inlineLimit);
         }
         if (coalesceLimit < 0 || coalesceLimit > EngineConfig.MAX_CHUNK) {
-            return "--coalesce-limit must be 0..4M, was " + Sizes.format(coalesceLimit);
+            return "--coalesce-limit must be 0..4M, was " + ByteSize.format(coalesceLimit);
         }
         if (deviceCoalesceLimit < 0 || deviceCoalesceLimit > EngineConfig.MAX_CHUNK) {
-            return "--device-coalesce-limit must be 0..4M, was " + Sizes.format(deviceCoalesceLimit);
+            return "--device-coalesce-limit must be 0..4M, was " + ByteSize.format(deviceCoalesceLimit);
         }
         return null;
     }

@@ -1,5 +1,6 @@
 package io.tcpx4j.cli;
 
+import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
@@ -99,7 +100,7 @@ final class Node implements AutoCloseable {
         try {
             return memory.allocate(kind, bytes, 0);
         } catch (OutOfMemoryError e) {
-            throw new Unavailable("cannot allocate " + Sizes.format(bytes) + " of " + kind + " (" + e.getMessage()
+            throw new Unavailable("cannot allocate " + ByteSize.format(bytes) + " of " + kind + " (" + e.getMessage()
                     + "): use smaller --block-sizes or --batch-sizes");
         }
     }

@@ -1,5 +1,7 @@
 package io.tcpx4j.cli;
 
+import io.tcpx4j.api.ByteSize;
+
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -286,7 +288,7 @@ final class TargetServer implements AutoCloseable {
             return "this target runs --transport " + transport.label() + ", the initiator --transport " + hello.transport();
         }
         if (node.kind() == io.tcpx4j.api.MemoryKind.DRAM) {
-            String shortage = HostRam.shortage(hello.bytes(), procfs, "a buffer of " + Sizes.format(hello.bytes()));
+            String shortage = HostRam.shortage(hello.bytes(), procfs, "a buffer of " + ByteSize.format(hello.bytes()));
             if (shortage != null) {
                 return shortage + " on the target";
             }

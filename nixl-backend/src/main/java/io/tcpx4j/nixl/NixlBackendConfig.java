@@ -1,5 +1,6 @@
 package io.tcpx4j.nixl;
 
+import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
@@ -34,6 +35,8 @@ import java.util.TreeMap;
  *   <tr><td>listen_host, listen_port, advertise_host</td><td>control listener (default 127.0.0.1, any
  *       free port)</td></tr>
  *   <tr><td>channels, chunk_size</td><td>data channels per connection, bytes per chunk</td></tr>
+ *   <tr><td colspan="2">chunk_size and the limits below are byte counts: {@code 524288} or {@code 512K}
+ *       ({@link ByteSize}: K, M, G, binary)</td></tr>
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
  *       their control frames (0: never; default {@link #defaultInlineLimit}: 256 KiB with 8 CPUs or more,
  *       else 512 KiB; at most 1 MiB)</td></tr>
@@ -143,15 +146,15 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
             engine = engine.withChannels(integer(p, "channels", engine.channels()));
         }
         if (p.containsKey("chunk_size")) {
-            engine = engine.withChunkSize(integer(p, "chunk_size", engine.chunkSize()));
+            engine = engine.withChunkSize(size(p, "chunk_size", engine.chunkSize()));
         }
-        engine = engine.withInlineLimit(integer(p, "inline_limit",
+        engine = engine.withInlineLimit(size(p, "inline_limit",
                 defaultInlineLimit(Runtime.getRuntime().availableProcessors())));
         if (p.containsKey("coalesce_limit")) {
-            engine = engine.withCoalesceLimit(integer(p, "coalesce_limit", engine.coalesceLimit()));
+            engine = engine.withCoalesceLimit(size(p, "coalesce_limit", engine.coalesceLimit()));
         }
         if (p.containsKey("device_coalesce_limit")) {
-            engine = engine.withDeviceCoalesceLimit(integer(p, "device_coalesce_limit",
+            engine = engine.withDeviceCoalesceLimit(size(p, "device_coalesce_limit",
                     engine.deviceCoalesceLimit()));
         }
         CostModel d = CostModel.DEFAULT;
@@ -200,6 +203,26 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter '" + key + "' must be an integer, not '"
                     + v + "'");
         }
+    }
+
+    /** A byte count: {@code 524288} or {@code 512K} ({@link ByteSize}); 0 passes (limits that turn off). */
+    private static int size(Map<String, String> p, String key, int fallback) {
+        String v = p.get(key);
+        if (v == null) {
+            return fallback;
+        }
+        long bytes;
+        try {
+            bytes = ByteSize.parseOrZero(v.trim());
+        } catch (IllegalArgumentException e) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter '" + key
+                    + "' must be a size in bytes (e.g. 524288 or 512K), not '" + v + "'");
+        }
+        if (bytes > Integer.MAX_VALUE) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter '" + key + "' of " + v
+                    + " is too large");
+        }
+        return (int) bytes;
     }
 
     private static double decimal(Map<String, String> p, String key, double fallback) {

@@ -87,6 +87,25 @@ class NixlBackendConfigTest {
     }
 
     @Test
+    void byteCountsTakeSizeSuffixesAndSayWhatIsWrong() {
+        NixlBackendConfig c = NixlBackendConfig.parse("A", Map.of("chunk_size", "1M", "inline_limit", "256K",
+                "coalesce_limit", "65536", "device_coalesce_limit", "0"), Map.of("TCPX4J_NIXL_CHANNELS", "3"));
+        assertThat(c.engine().chunkSize()).isEqualTo(1 << 20);
+        assertThat(c.engine().inlineLimit()).isEqualTo(256 * 1024);
+        assertThat(c.engine().coalesceLimit()).isEqualTo(65536);
+        assertThat(c.engine().deviceCoalesceLimit()).isZero();
+        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_CHUNK_SIZE", "256k")).engine().chunkSize())
+                .isEqualTo(256 * 1024);
+
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("chunk_size", "1.5M"), Map.of()))
+                .isInstanceOfSatisfying(TransferException.class,
+                        e -> assertThat(e.code()).isEqualTo(TransferException.Code.INVALID_PARAM))
+                .hasMessageContaining("'chunk_size' must be a size in bytes (e.g. 524288 or 512K), not '1.5M'");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("inline_limit", "4G"), Map.of()))
+                .hasMessageContaining("'inline_limit' of 4G is too large");
+    }
+
+    @Test
     void cudaAutoWithoutTheModuleOnTheClassPathMovesHostMemoryOnly() {
         // cuda-unpack is not a dependency of this module, so its class is absent here
         assertThat(NixlBackends.onClassPath(NixlBackends.CUDA_MODULE)).isFalse();

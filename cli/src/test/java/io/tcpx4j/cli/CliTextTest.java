@@ -1,42 +1,23 @@
 package io.tcpx4j.cli;
 
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class SizesTest {
+/** Text the command line parses and prints: sizes, host:port, short error lines. */
+class CliTextTest {
 
     @Test
-    void parsesBinarySuffixesInAnyCase() {
-        assertThat(Sizes.parse("4096")).isEqualTo(4096);
-        assertThat(Sizes.parse("4K")).isEqualTo(4096);
-        assertThat(Sizes.parse("4k")).isEqualTo(4096);
-        assertThat(Sizes.parse("4KiB")).isEqualTo(4096);
-        assertThat(Sizes.parse("4kb")).isEqualTo(4096);
-        assertThat(Sizes.parse("64M")).isEqualTo(64L << 20);
-        assertThat(Sizes.parse("2G")).isEqualTo(2L << 30);
-        assertThat(Sizes.parse("1T")).isEqualTo(1L << 40);
-        assertThat(Sizes.parse("100B")).isEqualTo(100);
-    }
-
-    @ParameterizedTest
-    @ValueSource(strings = {"", "0", "0K", "-4K", "4X", "K", "4.5M", " 4K", "4 K", "4KK", "4iB", "abc", "1e6",
-            "99999999999999999999", "9000000T"})
-    void rejectsGarbage(String text) {
-        assertThatThrownBy(() -> Sizes.parse(text)).isInstanceOf(IllegalArgumentException.class);
-    }
-
-    @Test
-    void formatsTheShortestExactForm() {
-        assertThat(Sizes.format(4096)).isEqualTo("4K");
-        assertThat(Sizes.format(64L << 20)).isEqualTo("64M");
-        assertThat(Sizes.format(1L << 30)).isEqualTo("1G");
-        assertThat(Sizes.format(1000)).isEqualTo("1000");
-        assertThat(Sizes.format(1536)).isEqualTo("1536");
-        assertThat(Sizes.format(3L << 20)).isEqualTo("3M");
+    void sizeOptionsSayWhatIsWrongInPicocliTerms() {
+        assertThat(new Sizes.Converter().convert(" 512K ")).isEqualTo(512 * 1024);
+        assertThat(new Sizes.OrZeroConverter().convert("0")).isZero();
+        assertThatThrownBy(() -> new Sizes.Converter().convert("0"))
+                .isInstanceOf(CommandLine.TypeConversionException.class).hasMessage("size '0' must be at least 1 byte");
+        assertThatThrownBy(() -> new Sizes.OrZeroConverter().convert("4X"))
+                .isInstanceOf(CommandLine.TypeConversionException.class)
+                .hasMessage("'4X' is not a size (examples: 4096, 4K, 1M, 2G)");
     }
 
     @Test
