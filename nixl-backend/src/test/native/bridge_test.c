@@ -15,6 +15,7 @@
 #include "tcpx4j_nixl_bridge.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,29 @@ static void *gen_notif_from_thread(void *p) {
     struct thread_call *c = p;
     c->status = tcpx4j_nixl_gen_notif(c->b, "B", "from-thread", 11);
     snprintf(c->error, sizeof c->error, "%s", tcpx4j_nixl_last_error());
+    return NULL;
+}
+
+/* A poller of its own: counts notifications until `want` arrived across every poller, or 10 s. */
+struct poller {
+    tcpx4j_nixl *b;
+    atomic_int *seen;
+    int want;
+    int status;
+};
+
+static void count_notif(void *ctx, const char *agent, size_t agent_len, const void *msg, size_t msg_len) {
+    (void) agent, (void) agent_len, (void) msg, (void) msg_len;
+    atomic_fetch_add((atomic_int *) ctx, 1);
+}
+
+static void *poll_notifs(void *p) {
+    struct poller *q = p;
+    double deadline = now_ms() + 10000;
+    q->status = TCPX4J_SUCCESS;
+    while (atomic_load(q->seen) < q->want && now_ms() < deadline && q->status == TCPX4J_SUCCESS) {
+        q->status = tcpx4j_nixl_get_notifs(q->b, count_notif, q->seen);
+    }
     return NULL;
 }
 
@@ -342,6 +366,25 @@ int main(int argc, char **argv) {
     nb = await_notifs(b, 1);
     CHECK(nb.count == 1 && strcmp(nb.agent[0], "A") == 0 && strcmp(nb.msg[0], "from-thread") == 0,
           "genNotif: one notification from A at B (got %d)", nb.count);
+
+    /* two threads polling getNotifs at once (they share one cached out-array, taken in turn): every
+       notification arrives once */
+    atomic_int seen = 0;
+    struct poller p1 = {b, &seen, 300, 0}, p2 = {b, &seen, 300, 0};
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, poll_notifs, &p1);
+    pthread_create(&t2, NULL, poll_notifs, &p2);
+    int sent = 0;
+    for (int i = 0; i < 300; i++) {
+        sent += tcpx4j_nixl_gen_notif(a, "B", "polled", 6) == TCPX4J_SUCCESS;
+    }
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    CHECK(sent == 300 && p1.status == TCPX4J_SUCCESS && p2.status == TCPX4J_SUCCESS,
+          "two pollers: %d sent, statuses %d, %d", sent, p1.status, p2.status);
+    nb = await_notifs(b, 0);
+    CHECK(atomic_load(&seen) == 300 && nb.count == 0, "two pollers: %d notifications seen of 300, %d more after",
+          atomic_load(&seen), nb.count);
 
     /* disconnect: a transfer in flight (or the next post) ends with REMOTE_DISCONNECT */
     int64_t big = prep1(a, TCPX4J_OP_WRITE, a_src, md_a_src, b_buf, r_b_buf, n, "B");

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,9 @@
 
 struct tcpx4j_nixl {
     jobject backend; /* global reference to the NixlBackend */
+    /* getNotifs' out-array (global reference), taken by one call at a time: hosts poll getNotifs in a
+       loop, and a new array per call is garbage the JVM must collect. NULL while a call holds it. */
+    _Atomic(jobjectArray) notif_out;
 };
 
 typedef jint (*create_vm_fn)(JavaVM **, void **, void *);
@@ -636,6 +640,13 @@ int tcpx4j_nixl_create(const char *agent, const char *const *keys, const char *c
         return TCPX4J_ERR_BACKEND;
     }
     b->backend = global;
+    jobjectArray holder = (*env)->NewObjectArray(env, 1, c_byte_array, NULL);
+    jobjectArray holder_global = holder != NULL ? (*env)->NewGlobalRef(env, holder) : NULL;
+    if (holder != NULL) {
+        (*env)->DeleteLocalRef(env, holder);
+    }
+    (*env)->ExceptionClear(env); /* without the cached array each call makes its own */
+    atomic_init(&b->notif_out, holder_global);
     *out = b;
     return TCPX4J_SUCCESS;
 }
@@ -649,6 +660,10 @@ void tcpx4j_nixl_destroy(tcpx4j_nixl *b) {
         (*env)->CallVoidMethod(env, b->backend, m_close);
         leave(env, TCPX4J_SUCCESS, "closing the TCPX backend");
         (*env)->DeleteGlobalRef(env, b->backend);
+        jobjectArray holder = atomic_exchange(&b->notif_out, NULL);
+        if (holder != NULL) {
+            (*env)->DeleteGlobalRef(env, holder);
+        }
     }
     free(b);
 }
@@ -890,7 +905,8 @@ static uint32_t le32(const unsigned char *p) {
 int tcpx4j_nixl_get_notifs(tcpx4j_nixl *b, tcpx4j_notif_fn fn, void *ctx) {
     ENTER(b);
     REQUIRE(fn != NULL, "get_notifs: no callback");
-    jobjectArray holder = (*env)->NewObjectArray(env, 1, c_byte_array, NULL);
+    jobjectArray cached = atomic_exchange(&b->notif_out, NULL);
+    jobjectArray holder = cached != NULL ? cached : (*env)->NewObjectArray(env, 1, c_byte_array, NULL);
     int st = TCPX4J_ERR_BACKEND;
     void *packed = NULL;
     size_t len = 0;
@@ -899,6 +915,12 @@ int tcpx4j_nixl_get_notifs(tcpx4j_nixl *b, tcpx4j_notif_fn fn, void *ctx) {
         if (st == TCPX4J_SUCCESS && !(*env)->ExceptionCheck(env) && copy_out(env, holder, &packed, &len) != 0) {
             st = TCPX4J_ERR_BACKEND;
         }
+    }
+    if (cached != NULL) {
+        if (!(*env)->ExceptionCheck(env)) {
+            (*env)->SetObjectArrayElement(env, cached, 0, NULL); /* the packed array is garbage now */
+        }
+        atomic_store(&b->notif_out, cached);
     }
     st = leave(env, st, "getNotifs");
     if (st != TCPX4J_SUCCESS) {

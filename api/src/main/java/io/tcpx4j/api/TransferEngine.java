@@ -47,7 +47,10 @@ public interface TransferEngine extends AutoCloseable {
     /** A session with a loaded peer (or with {@link #name()} itself for local copies). */
     Session session(String peer);
 
-    /** Takes every notification received so far (oldest first). Never blocks. */
+    /**
+     * Takes every notification received so far (oldest first); an empty, unmodifiable list when there
+     * is none. Never blocks.
+     */
     List<Notification> drainNotifications();
 
     /**

@@ -328,11 +328,14 @@ public final class Engine implements TransferEngine {
 
     @Override
     public List<Notification> drainNotifications() {
-        List<Notification> out = new ArrayList<>();
-        Notification n;
-        while ((n = notifications.poll()) != null) {
-            out.add(n);
+        Notification n = notifications.poll();
+        if (n == null) {
+            return List.of(); // hosts poll this in a loop: nothing allocated when nothing came
         }
+        List<Notification> out = new ArrayList<>();
+        do {
+            out.add(n);
+        } while ((n = notifications.poll()) != null);
         return out;
     }
 

@@ -262,19 +262,26 @@ public final class NixlBackend implements AutoCloseable {
      *         still in flight, NOT_FOUND for an unknown handle, or the error that stopped it
      */
     public int postXfer(long handle, byte[] notif) {
-        return guard(() -> {
+        // postXfer, checkXfer and getNotifs are what a host polls with: no lambda per call (see guard)
+        try {
+            requireOpen();
             int status = transfers.post(handle, notif);
             progress();
             return status;
-        });
+        } catch (RuntimeException e) {
+            return status(e);
+        }
     }
 
     /** The state of a handle's last post: IN_PROG, SUCCESS, its error, or NOT_POSTED if never posted. */
     public int checkXfer(long handle) {
-        return guard(() -> {
+        try {
+            requireOpen();
             progress();
             return transfers.check(handle);
-        });
+        } catch (RuntimeException e) {
+            return status(e);
+        }
     }
 
     /**
@@ -300,12 +307,15 @@ public final class NixlBackend implements AutoCloseable {
      * packed array (see {@link #packNotifications}). Never blocks.
      */
     public int getNotifs(byte[][] out) {
-        return guard(() -> {
+        try {
+            requireOpen();
             requireOut(out);
             progress();
             out[0] = packNotifications(engine.drainNotifications());
             return NixlStatus.SUCCESS;
-        });
+        } catch (RuntimeException e) {
+            return status(e);
+        }
     }
 
     /** Sends a notification not bound to a transfer; no ordering with transfers. */
@@ -322,7 +332,8 @@ public final class NixlBackend implements AutoCloseable {
 
     /**
      * Packs notifications for the C side, little-endian: {@code u32 count}, then per notification
-     * {@code u32 agentLength, agent (UTF-8), u32 messageLength, message}.
+     * {@code u32 agentLength, agent (UTF-8), u32 messageLength, message}. The result is read, not
+     * written: an empty list packs to one shared array.
      */
     public static byte[] packNotifications(List<Notification> notifications) {
         return NotificationCodec.pack(notifications);
@@ -361,19 +372,33 @@ public final class NixlBackend implements AutoCloseable {
         int run();
     }
 
+    /**
+     * Runs a call's body and turns what it throws into a NIXL status. The calls a host polls in a loop
+     * (postXfer, checkXfer, getNotifs) spell the same out instead: a capturing lambda is an object per
+     * call, and a target polling getNotifs makes millions of them.
+     */
     private int guard(Body body) {
         try {
-            if (closed) {
-                throw new TransferException(Code.CANCELED, "backend closed");
-            }
+            requireOpen();
             return body.run();
-        } catch (TransferException e) {
-            LOG.log(System.Logger.Level.DEBUG, "NIXL backend call failed", e);
-            return e.nixlStatus();
         } catch (RuntimeException e) {
-            // Not a TransferException: a bug somewhere; NIXL only gets a number, so say more here.
-            LOG.log(System.Logger.Level.WARNING, "unexpected failure in NIXL backend " + engine.name(), e);
-            return NixlStatus.ERR_UNKNOWN;
+            return status(e);
         }
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new TransferException(Code.CANCELED, "backend closed");
+        }
+    }
+
+    private int status(RuntimeException e) {
+        if (e instanceof TransferException t) {
+            LOG.log(System.Logger.Level.DEBUG, "NIXL backend call failed", t);
+            return t.nixlStatus();
+        }
+        // Not a TransferException: a bug somewhere; NIXL only gets a number, so say more here.
+        LOG.log(System.Logger.Level.WARNING, "unexpected failure in NIXL backend " + engine.name(), e);
+        return NixlStatus.ERR_UNKNOWN;
     }
 }

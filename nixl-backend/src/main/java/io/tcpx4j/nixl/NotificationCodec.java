@@ -20,7 +20,13 @@ final class NotificationCodec {
     private NotificationCodec() {
     }
 
+    /** What an empty list packs to: a count of 0. Shared; callers only read it. */
+    private static final byte[] NONE = new byte[4];
+
     static byte[] pack(List<Notification> notifications) {
+        if (notifications.isEmpty()) {
+            return NONE; // a host polls getNotifs in a loop; most calls find nothing
+        }
         int size = 4;
         List<byte[]> agents = new ArrayList<>(notifications.size());
         for (Notification n : notifications) {
