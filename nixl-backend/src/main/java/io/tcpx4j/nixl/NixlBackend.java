@@ -330,11 +330,7 @@ public final class NixlBackend implements AutoCloseable {
         });
     }
 
-    /**
-     * Packs notifications for the C side, little-endian: {@code u32 count}, then per notification
-     * {@code u32 agentLength, agent (UTF-8), u32 messageLength, message}. The result is read, not
-     * written: an empty list packs to one shared array.
-     */
+    /** Packs notifications for the C side ({@link NotificationCodec}); an empty list packs to one shared array. */
     public static byte[] packNotifications(List<Notification> notifications) {
         return NotificationCodec.pack(notifications);
     }
@@ -373,9 +369,8 @@ public final class NixlBackend implements AutoCloseable {
     }
 
     /**
-     * Runs a call's body and turns what it throws into a NIXL status. The calls a host polls in a loop
-     * (postXfer, checkXfer, getNotifs) spell the same out instead: a capturing lambda is an object per
-     * call, and a target polling getNotifs makes millions of them.
+     * Runs a call's body, turning what it throws into a NIXL status. The calls hosts poll (postXfer,
+     * checkXfer, getNotifs) spell it out instead: a capturing lambda is an object per call.
      */
     private int guard(Body body) {
         try {
