@@ -1,6 +1,7 @@
 package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.domain.port.out.StandAside;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.SelectionKey;

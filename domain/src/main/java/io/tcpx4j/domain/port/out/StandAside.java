@@ -7,7 +7,7 @@ package io.tcpx4j.domain.port.out;
  * its end; the thread parks until the lease is over, then takes over. A thread that wakes to find the
  * lease renewed (a host polling without pause) parks twice as long as before, up to a cap, and starts
  * again from the lease once it has taken over; a host whose calls come with gaps longer than the lease
- * (a serving loop's steps) finds the thread back within the lease, as before.
+ * (a serving loop's steps) finds the thread back within the lease.
  *
  * <p>The cap is the longest the thread stays away after a host that polled without pause stops: work
  * that arrives in that time (a peer's frame, a connection) waits for the next call or for the thread.
