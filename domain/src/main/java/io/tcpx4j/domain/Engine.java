@@ -39,8 +39,8 @@ public final class Engine implements TransferEngine {
 
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
     /**
-     * New control connections are rare, and a handshake takes several round trips: a cycle tries accept
-     * at most once a millisecond (a quiet agent blocks on the listener's readiness instead).
+     * New control connections are rare, and a handshake takes several round trips: a cycle polls the
+     * listener at most once a millisecond (a quiet agent blocks on the listener's readiness instead).
      */
     private static final long ACCEPT_POLL_NANOS = 1_000_000;
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
