@@ -132,7 +132,7 @@ public sealed interface ControlFrame {
 
     /** Decodes one frame's type and payload (the length prefix already stripped). */
     static ControlFrame decode(int type, ByteBuffer payload) {
-        Wire w = Wire.of(payload, "control frame " + type);
+        Wire w = Wire.of(payload, name(type));
         ControlFrame f = switch (type) {
             case HELLO -> {
                 int version = w.u16();
@@ -204,6 +204,30 @@ public sealed interface ControlFrame {
         };
         w.end();
         return f;
+    }
+
+    /** The frame's name in errors; a constant, so that decoding builds no string. */
+    private static String name(int type) {
+        return switch (type) {
+            case HELLO -> "HELLO";
+            case HELLO_OK -> "HELLO_OK";
+            case REJECT -> "REJECT";
+            case HANDLES -> "HANDLES";
+            case WRITE -> "WRITE";
+            case WRITE_ACK -> "WRITE_ACK";
+            case READ -> "READ";
+            case READ_DATA -> "READ_DATA";
+            case READ_NACK -> "READ_NACK";
+            case NOTIF -> "NOTIF";
+            case PING -> "PING";
+            case BYE -> "BYE";
+            case CHALLENGE -> "CHALLENGE";
+            case PROOF -> "PROOF";
+            case WRITE_INLINE -> "WRITE_INLINE";
+            case READ_INLINE -> "READ_INLINE";
+            case READ_REPLY -> "READ_REPLY";
+            default -> "control frame";
+        };
     }
 
     private static byte[] readNotification(Wire w) {

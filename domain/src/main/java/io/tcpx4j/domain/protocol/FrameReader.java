@@ -15,6 +15,8 @@ public final class FrameReader {
     // write mode: bytes [consumed, position) are read but not yet returned as frames; a direct buffer,
     // so a socket reads straight into it (a heap buffer costs the JDK a copy through a direct one)
     private ByteBuffer in = ByteBuffer.allocateDirect(8 * 1024);
+    /** A read-only view of {@code in}, moved over each frame's payload: no buffer object per frame. */
+    private ByteBuffer frames = in.asReadOnlyBuffer();
     private int consumed;
     private int maxFrame = ControlFrame.MAX_FRAME;
     private int needCapacity;
@@ -45,6 +47,7 @@ public final class FrameReader {
             in.flip();
             bigger.put(in);
             in = bigger;
+            frames = in.asReadOnlyBuffer();
         }
         in.put(bytes);
     }
@@ -67,9 +70,9 @@ public final class FrameReader {
         }
         int start = consumed;
         int type = in.get(start + 4) & 0xFF;
-        ByteBuffer payload = in.duplicate().limit(start + 4 + len).position(start + 5).slice();
+        frames.limit(start + 4 + len).position(start + 5);
         consumed = start + 4 + len;
-        return ControlFrame.decode(type, payload);
+        return ControlFrame.decode(type, frames);
     }
 
     /** Drops the bytes already returned as frames. */
@@ -87,5 +90,6 @@ public final class FrameReader {
         in.flip();
         bigger.put(in);
         in = bigger;
+        frames = in.asReadOnlyBuffer();
     }
 }

@@ -95,7 +95,10 @@ public final class Wire {
         if (n < 0 || n > buf.remaining()) {
             throw truncated();
         }
-        ByteBuffer v = buf.slice().limit(n).asReadOnlyBuffer();
+        ByteBuffer v = buf.slice().limit(n);
+        if (!v.isReadOnly()) {
+            v = v.asReadOnlyBuffer(); // a view of a read-only input is read-only already
+        }
         buf.position(buf.position() + n);
         return v;
     }

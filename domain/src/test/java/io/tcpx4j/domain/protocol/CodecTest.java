@@ -161,6 +161,10 @@ class CodecTest {
             assertThat(Arrays.copyOfRange(bytes(rr.data()), 0, 4)).isEqualTo(Arrays.copyOfRange(data, 60, 64));
             assertThat(Arrays.copyOfRange(bytes(rr.data()), 4, 64)).isEqualTo(Arrays.copyOfRange(data, 0, 60));
             assertThat(r.next()).isNull();
+            // the reader moves one view over every frame: a frame's data stays its own, and read-only
+            assertThat(bytes(wi.data())).isEqualTo(data);
+            assertThat(wi.data().isReadOnly()).isTrue();
+            assertThat(rr.data().isReadOnly()).isTrue();
         } finally {
             io.tcpx4j.domain.memory.NativeMemory.free(src);
         }
