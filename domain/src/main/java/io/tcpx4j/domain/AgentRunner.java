@@ -17,11 +17,6 @@ import java.util.concurrent.locks.LockSupport;
 final class AgentRunner {
 
     private static final System.Logger LOG = System.getLogger(AgentRunner.class.getName());
-    /**
-     * The longest the thread parks while a caller keeps renewing its lease ({@link StandAside}): a host
-     * that polls without pause has the thread wake 125 times a second rather than once per lease (1 ms).
-     */
-    static final long MAX_STAND_ASIDE_NANOS = 8_000_000;
 
     /** The work the runner drives. */
     interface Agent {
@@ -38,7 +33,7 @@ final class AgentRunner {
          * How much longer a caller that lends its thread ({@code progress()}) is presumed to go on doing
          * the work; while positive the runner stays off the duty cycle, so that it never holds it while
          * the caller's poller has the CPU (and, for a caller that renews it without pause, up to
-         * {@link #MAX_STAND_ASIDE_NANOS} after it ends: {@link StandAside}). 0 or less: nobody is calling.
+         * {@link StandAside#MAX_PARK_NANOS} after it ends). 0 or less: nobody is calling.
          */
         long callerLeaseNanos();
 
@@ -91,7 +86,7 @@ final class AgentRunner {
 
     private void run() {
         int idle = 0;
-        StandAside standAside = new StandAside(MAX_STAND_ASIDE_NANOS);
+        StandAside standAside = new StandAside(StandAside.MAX_PARK_NANOS);
         try {
             while (running) {
                 long park = standAside.parkNanos(agent.callerLeaseNanos());

@@ -216,8 +216,8 @@ public final class Engine implements TransferEngine {
      * agent thread, if started, stays off the duty cycle until {@link DutyCycle#CALLER_LEASE_NANOS}
      * (1 ms) after the last call, then serves again (the loopback transport's I/O threads likewise);
      * after calls that came without pause it checks less often, and serves again up to
-     * {@link AgentRunner#MAX_STAND_ASIDE_NANOS} (8 ms) after the last, or at once for a command. An
-     * error fails the connections, as on the agent.
+     * {@link io.tcpx4j.domain.port.out.StandAside#MAX_PARK_NANOS} (8 ms) after the last, or at once for
+     * a command. An error fails the connections, as on the agent.
      */
     @Override
     public int progress() {

@@ -62,14 +62,9 @@ final class IoLoop implements Runnable {
     /**
      * How long after a caller's {@link #drive()} the loop thread stays off the sockets. A host that polls
      * calls again well within it; once the calls stop the loop thread resumes within it, or within
-     * {@link #MAX_STAND_ASIDE_NANOS} after calls that came without pause, or at once when woken.
+     * {@link StandAside#MAX_PARK_NANOS} after calls that came without pause, or at once when woken.
      */
     static final long CALLER_LEASE_NANOS = 1_000_000;
-    /**
-     * The longest the loop thread parks while callers keep renewing the lease ({@link StandAside}): while
-     * a host polls without pause the thread wakes 125 times a second rather than once per lease.
-     */
-    static final long MAX_STAND_ASIDE_NANOS = 8_000_000;
     /** The staging copy the last pump pass found unfinished, and when the loop began waiting for it. */
     private long pollTicket;
     private long waitTicket;
@@ -197,7 +192,7 @@ final class IoLoop implements Runnable {
 
     @Override
     public void run() {
-        StandAside standAside = new StandAside(MAX_STAND_ASIDE_NANOS);
+        StandAside standAside = new StandAside(StandAside.MAX_PARK_NANOS);
         try {
             while (running) {
                 long park = standAside.parkNanos(CALLER_LEASE_NANOS - (System.nanoTime() - callerNanos));
