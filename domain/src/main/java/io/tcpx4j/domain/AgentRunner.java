@@ -31,7 +31,8 @@ final class AgentRunner {
 
         /**
          * How much longer a caller that lends its thread ({@code progress()}) is presumed to go on doing
-         * the work; while positive the runner stays off the duty cycle, so that it never holds it while
+         * the work (the whole lease while a caller is inside a call, however long the call runs);
+         * while positive the runner stays off the duty cycle, so that it never holds it while
          * the caller's poller has the CPU (and, for a caller that renews it without pause, up to
          * {@link StandAside#MAX_PARK_NANOS} after it ends). 0 or less: nobody is calling.
          */

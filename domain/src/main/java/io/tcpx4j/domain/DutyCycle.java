@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Who runs an engine's duty cycle, one at a time: the agent thread (this is its {@link AgentRunner.Agent})
@@ -55,6 +56,11 @@ final class DutyCycle implements AgentRunner.Agent {
     private final AtomicBoolean cycling = new AtomicBoolean();
     private volatile boolean shutDown;
     private volatile long lastCallerNanos = System.nanoTime() - 2 * CALLER_LEASE_NANOS;
+    /**
+     * Callers inside {@link #progress()} right now. One call may outlast the lease (its cycles write
+     * megabytes to the sockets): while a caller is inside, the lease holds however long the call runs.
+     */
+    private final AtomicInteger callersInside = new AtomicInteger();
     /** When a caller last drove the transport while it held no request; racy among callers by design. */
     private volatile long lastIdleDrive = System.nanoTime() - 2 * IDLE_DRIVE_NANOS;
 
@@ -88,12 +94,14 @@ final class DutyCycle implements AgentRunner.Agent {
 
     /** The caller-driven duty cycles of {@code Engine.progress()}, which documents them. */
     int progress() {
+        callersInside.incrementAndGet();
         lastCallerNanos = System.nanoTime();
         try {
             return cycles();
         } finally {
-            // the lease runs from the end of the call too: its cycles may move megabytes through the sockets
+            // the lease runs on from the end of the call; set before the caller counts as gone
             lastCallerNanos = System.nanoTime();
+            callersInside.decrementAndGet();
         }
     }
 
@@ -168,6 +176,9 @@ final class DutyCycle implements AgentRunner.Agent {
 
     @Override
     public long callerLeaseNanos() {
+        if (callersInside.get() > 0) {
+            return CALLER_LEASE_NANOS;
+        }
         return lastCallerNanos + CALLER_LEASE_NANOS - System.nanoTime();
     }
 

@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class DutyCycleTest {
 
     /** An owner with nothing to do whose due turns of the transport the test sets; counts drive() calls. */
-    private static final class CountingOwner implements DutyCycle.Owner {
+    private static class CountingOwner implements DutyCycle.Owner {
         volatile boolean driveDue;
         int drives;
         int cycles;
@@ -87,6 +87,38 @@ class DutyCycleTest {
             }
             assertThat(owner.drives).isEqualTo(100);
             assertThat(owner.cycles).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aCallerHoldsTheLeaseForAsLongAsItsCallRuns() {
+        long[] leaseInsideTheCall = {Long.MIN_VALUE};
+        DutyCycle[] duty = new DutyCycle[1];
+        CountingOwner owner = new CountingOwner() {
+            @Override
+            public int cycle() {
+                super.cycle();
+                if (leaseInsideTheCall[0] == Long.MIN_VALUE) {
+                    // a cycle that writes megabytes: it outlasts the lease counted from the call's start
+                    long until = System.nanoTime() + 3 * DutyCycle.CALLER_LEASE_NANOS;
+                    while (System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                    leaseInsideTheCall[0] = duty[0].callerLeaseNanos();
+                }
+                return 0;
+            }
+        };
+        try (Readiness readiness = new Readiness()) {
+            duty[0] = new DutyCycle(owner, readiness, 100);
+            assertThat(duty[0].callerLeaseNanos()).as("nobody has called").isNotPositive();
+
+            duty[0].doWork();
+            assertThat(leaseInsideTheCall[0]).as("the agent's own cycle is no caller's").isNotPositive();
+
+            leaseInsideTheCall[0] = Long.MIN_VALUE;
+            duty[0].progress();
+            assertThat(leaseInsideTheCall[0]).as("lease seen 3 ms into a call").isPositive();
         }
     }
 }
