@@ -214,10 +214,10 @@ public final class Engine implements TransferEngine {
      * returns the work done. A host that polls for completion calls this from its loop, so its own
      * thread moves the bytes even when the agent thread and the transport's threads get no CPU; the
      * agent thread, if started, stays off the duty cycle while a call runs, however long, and until
-     * {@link DutyCycle#CALLER_LEASE_NANOS} (1 ms) after the last call, then serves again (the loopback transport's I/O threads likewise);
-     * after calls that came without pause it checks less often, and serves again up to
-     * {@link io.tcpx4j.domain.port.out.StandAside#MAX_PARK_NANOS} (8 ms) after the last, or at once for
-     * a command. An error fails the connections, as on the agent.
+     * {@link DutyCycle#CALLER_LEASE_NANOS} (1 ms) after the last call, then serves again (the loopback
+     * transport's I/O threads likewise); after calls that came without pause it checks less often, and
+     * serves again up to {@link io.tcpx4j.domain.port.out.StandAside#MAX_PARK_NANOS} (8 ms) after the
+     * last, or at once for a command. An error fails the connections, as on the agent.
      */
     @Override
     public int progress() {

@@ -17,7 +17,7 @@ public enum IdlePolicy {
      * in flight: parks for 1 µs doubling up to 50 µs (a transport that signals completions cuts the
      * park short); idle: blocks. Costs up to one core while data moves, under 1 % of a core idle.
      * On Linux a park shorter than the thread's timer slack (50 µs by default) sleeps about that long:
-     * 57 µs for a 1 µs park on a 16-CPU H100 host, 78 µs on a 2-CPU one (2026-11-26). Waits that
+     * 57 µs for a 1 µs park on a 16-CPU H100 host, 78 µs on a 2-CPU one. Waits that
      * nothing signals (a GPU copy or unpack kernel, TCPX's {@code test}) are therefore looked at about
      * every 60-80 µs once the spins and yields are over.
      */
