@@ -57,6 +57,38 @@ class ChunkPlan {
         skipEmpty();
     }
 
+    /** Smallest chunk {@link #spreadChunk} makes. */
+    static final int SPREAD_FLOOR = 128 * 1024;
+
+    /**
+     * The chunk size a data sender announces for a transfer of {@code lengths} over {@code channels}
+     * channels. A transfer that takes at most {@code channels} chunks of {@code chunkSize} bytes travels
+     * in chunks of its total divided by the channel count instead (a multiple of 4 KiB, at least
+     * {@link #SPREAD_FLOOR}), where that still takes at most {@code channels} chunks: a lone 256 KiB
+     * descriptor goes as two 128 KiB chunks on two channels side by side instead of one chunk on one
+     * channel, a 600 KiB one as two of 300 KiB instead of 512 + 88 (256 and 512 KiB descriptors 0.6–0.8×
+     * the time on a 16-CPU host; a 128 KiB one as two of 64 KiB was no faster: docs/PERFORMANCE.md).
+     * {@code packing} is the transfer's; the plan uses {@code packing.cappedAt(chunk)}.
+     */
+    static int spreadChunk(long[] lengths, int chunkSize, Packing packing, int channels) {
+        if (channels < 2 || countChunks(lengths, chunkSize, packing) > channels) {
+            return chunkSize;
+        }
+        long total = 0;
+        long longest = 0;
+        for (long len : lengths) {
+            total += len;
+            longest = Math.max(longest, len);
+        }
+        long share = ((total + channels - 1) / channels + 4095) & ~4095L;
+        int chunk = (int) Math.max(SPREAD_FLOOR, Math.min(share, chunkSize));
+        boolean same = longest <= chunk && packing.chunk() <= chunk; // the same chunks either way
+        if (chunk >= chunkSize || same || countChunks(lengths, chunk, packing.cappedAt(chunk)) > channels) {
+            return chunkSize;
+        }
+        return chunk;
+    }
+
     static long countChunks(long[] lengths, int chunkSize, Packing packing) {
         long n = 0;
         int d = 0;

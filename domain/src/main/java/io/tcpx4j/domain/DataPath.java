@@ -120,11 +120,11 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p.inline()) {
             startInline(p, n);
         } else if (p.write()) {
-            Packing packing = p.packing();
-            writer.write(p.xfer().id, cfg.chunkSize(), packing.limit(), packing.chunk(), p.notification(),
+            int chunk = ChunkPlan.spreadChunk(p.lengths(), cfg.chunkSize(), p.packing(), channels.size());
+            Packing packing = p.packing().cappedAt(chunk);
+            writer.write(p.xfer().id, chunk, packing.limit(), packing.chunk(), p.notification(),
                     p.remoteAddresses(), p.lengths(), n);
-            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
-                    packing);
+            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), chunk, packing);
             awaitingAck.put(op.xferId, op);
             live.add(op);
             if (op.chunks > 0) {
@@ -221,9 +221,11 @@ final class DataPath implements ChunkPipeline.Completions {
             LocalRegion.releaseAll(regions);
             return;
         }
-        Packing packing = packs(regions) ? Packing.of(LocalRegion.oneKind(regions), cfg).min(accepted) : Packing.NONE;
-        writer.readData(xfer, cfg.chunkSize(), packing.limit(), packing.chunk());
-        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, cfg.chunkSize(), packing);
+        Packing offered = packs(regions) ? Packing.of(LocalRegion.oneKind(regions), cfg).min(accepted) : Packing.NONE;
+        int chunk = ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), offered, channels.size());
+        Packing packing = offered.cappedAt(chunk);
+        writer.readData(xfer, chunk, packing.limit(), packing.chunk());
+        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, chunk, packing);
         if (op.chunks == 0) {
             op.releaseRegions();
         } else {

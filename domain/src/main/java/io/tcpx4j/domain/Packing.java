@@ -58,6 +58,11 @@ record Packing(int limit, int chunk) {
         return l <= 0 ? NONE : new Packing(l, c);
     }
 
+    /** This packing in chunks of at most {@code chunk} bytes (its limit too). */
+    Packing cappedAt(int chunk) {
+        return limit <= 0 || this.chunk <= chunk ? this : new Packing(Math.min(limit, chunk), chunk);
+    }
+
     /** Whether descriptors are packed at all. */
     boolean packs() {
         return limit > 0;

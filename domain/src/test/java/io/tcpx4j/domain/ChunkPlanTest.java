@@ -1,5 +1,7 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.MemoryKind;
+
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
@@ -161,5 +163,43 @@ class ChunkPlanTest {
             assertThat(next).isEqualTo(at);
             assertThat(walked).isEqualTo(p.chunks).isEqualTo(ChunkPlan.countChunks(len, chunk, packing));
         }
+    }
+
+    @Test
+    void aTransferOfAtMostOneChunkPerChannelIsSpreadOverTheChannels() {
+        int k = 1024;
+        Packing none = Packing.NONE;
+        assertThat(ChunkPlan.spreadChunk(new long[] {256 * k}, CHUNK, none, 2)).as("lone 256 KiB").isEqualTo(128 * k);
+        assertThat(ChunkPlan.spreadChunk(new long[] {600 * k}, CHUNK, none, 2)).as("512 + 88 balanced").isEqualTo(300 * k);
+        assertThat(ChunkPlan.spreadChunk(new long[] {1024 * k}, CHUNK, none, 4)).as("4 channels").isEqualTo(256 * k);
+        assertThat(ChunkPlan.spreadChunk(new long[] {300 * k + 1}, CHUNK, none, 2)).as("4 KiB multiple")
+                .isEqualTo(152 * k);
+        // 96 KiB descriptors of device memory: one packed chunk of 384 KiB, or two of 192 KiB side by side
+        Packing device = Packing.of(MemoryKind.VRAM, 128 * k, CHUNK);
+        long[] four = {96 * k, 96 * k, 96 * k, 96 * k};
+        int spread = ChunkPlan.spreadChunk(four, CHUNK, device, 2);
+        assertThat(spread).isEqualTo(192 * k);
+        assertThat(ChunkPlan.countChunks(four, spread, device.cappedAt(spread))).isEqualTo(2);
+        assertThat(device.cappedAt(spread).isValid(spread)).isTrue();
+    }
+
+    @Test
+    void aTransferIsNotSpreadWhereThatWouldCostChunksOrChangeNothing() {
+        int k = 1024;
+        Packing none = Packing.NONE;
+        assertThat(ChunkPlan.spreadChunk(new long[] {1024 * k}, CHUNK, none, 2)).as("already one per channel")
+                .isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {256 * k, 256 * k, 256 * k}, CHUNK, none, 2))
+                .as("more chunks than channels").isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {300 * k, 200 * k}, CHUNK, none, 2))
+                .as("250 KiB chunks would take three").isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {ChunkPlan.SPREAD_FLOOR}, CHUNK, none, 2)).as("the floor")
+                .isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {4 * k, 4 * k}, CHUNK, Packing.of(MemoryKind.DRAM,
+                32 * k, CHUNK), 2)).as("one small packed chunk").isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {256 * k}, CHUNK, none, 1)).as("one channel").isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {256 * k}, 64 * k, none, 2)).as("chunks below the floor")
+                .isEqualTo(64 * k);
+        assertThat(ChunkPlan.spreadChunk(new long[0], CHUNK, none, 2)).as("nothing").isEqualTo(CHUNK);
     }
 }
