@@ -38,7 +38,7 @@ import java.util.TreeMap;
  *   <tr><td colspan="2">chunk_size and the limits below are byte counts: {@code 524288} or {@code 512K}
  *       ({@link ByteSize}: K, M, G, binary)</td></tr>
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
- *       their control frames (0: never; default {@link #defaultInlineLimit}: 256 KiB with 8 CPUs or more,
+ *       their control frames (0: never; default {@link #defaultInlineLimit}: 128 KiB with 8 CPUs or more,
  *       else 512 KiB; at most 1 MiB)</td></tr>
  *   <tr><td>coalesce_limit</td><td>descriptors of host memory of at most this many bytes share chunks of
  *       up to 128 KiB with their neighbours (0: never; default 32 KiB)</td></tr>
@@ -187,12 +187,13 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
      * The default inline limit on a host with {@code cpus} CPUs. An inline transfer needs one control
      * frame and no transport request; chunks travel over several sockets. With {@link #MANY_CPUS} or
      * more the transport's I/O threads move the chunks beside the host's pollers and chunks win above
-     * 256 KiB (tcpx_bench, 1 MiB WRITE: 115-124 us chunked against 339-434 inline on 16 CPUs); with
+     * 128 KiB, where a transfer goes in two chunks side by side (tcpx_bench on 16 CPUs, 256 KiB WRITE:
+     * 49-75 us chunked against 72-94 inline; 1 MiB WRITE: 115-124 us chunked against 339-434); with
      * fewer the pollers' own calls move them, and chunks win above 512 KiB (1 MiB WRITE 175-198 us
      * chunked against 303-325 inline on 2 CPUs, 512 KiB the same either way; docs/PERFORMANCE.md).
      */
     static int defaultInlineLimit(int cpus) {
-        return cpus >= MANY_CPUS ? 256 * 1024 : 512 * 1024;
+        return cpus >= MANY_CPUS ? 128 * 1024 : 512 * 1024;
     }
 
     private static int integer(Map<String, String> p, String key, int fallback) {

@@ -134,8 +134,8 @@ class NixlBackendConfigTest {
                 .isEqualTo(NixlBackendConfig.defaultInlineLimit(Runtime.getRuntime().availableProcessors()));
         assertThat(NixlBackendConfig.defaultInlineLimit(2)).isEqualTo(512 * 1024);
         assertThat(NixlBackendConfig.defaultInlineLimit(NixlBackendConfig.MANY_CPUS - 1)).isEqualTo(512 * 1024);
-        assertThat(NixlBackendConfig.defaultInlineLimit(NixlBackendConfig.MANY_CPUS)).isEqualTo(256 * 1024);
-        assertThat(NixlBackendConfig.defaultInlineLimit(208)).isEqualTo(256 * 1024);
+        assertThat(NixlBackendConfig.defaultInlineLimit(NixlBackendConfig.MANY_CPUS)).isEqualTo(128 * 1024);
+        assertThat(NixlBackendConfig.defaultInlineLimit(208)).isEqualTo(128 * 1024);
         assertThat(NixlBackendConfig.parse("A", Map.of("inline_limit", "0"), Map.of()).engine().inlineLimit()).isZero();
         assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_INLINE_LIMIT", "4096")).engine()
                 .inlineLimit()).isEqualTo(4096);
