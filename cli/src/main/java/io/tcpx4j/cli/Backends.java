@@ -71,8 +71,7 @@ final class Backends {
     static Module transportModule(Spec spec, int chunkSize) {
         checkAvailable(spec.transport(), spec.memory());
         return switch (spec.transport()) {
-            // host receives land in place as on TCPX; receives into GPU memory always go through bounce pages
-            case LOOPBACK -> new LoopbackTransportModule(LoopbackConfig.defaults().withDevmem(false).withBindHost(spec.bindHost()));
+            case LOOPBACK -> new LoopbackTransportModule(loopbackConfig(spec.bindHost()));
             case TCPX -> new TcpxTransportModule(TcpxOptions.defaults().withDynamicChunkSize(chunkSize));
         };
     }
@@ -98,5 +97,13 @@ final class Backends {
     static TcpxTransport tcpxForInspection(DeviceMemory memory) {
         return TcpxTransport.open(TcpxOptions.defaults().withDynamicChunkSize(0).withProbeTimeout(Duration.ofSeconds(30)),
                 memory);
+    }
+
+    /**
+     * The loopback transport's settings here: host receives land in place as on TCPX (receives into GPU
+     * memory always go through bounce pages), one socket per comm where callers drive the sockets.
+     */
+    static LoopbackConfig loopbackConfig(String bindHost) {
+        return LoopbackConfig.defaults().withDevmem(false).withBindHost(bindHost).withCallerDefaults();
     }
 }

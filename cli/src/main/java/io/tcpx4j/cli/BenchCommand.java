@@ -3,7 +3,6 @@ package io.tcpx4j.cli;
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.transport.loopback.LoopbackConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -285,7 +284,7 @@ final class BenchCommand implements Callable<Integer> {
     /** The engine's socket count: channels times the loopback transport's sockets per comm. */
     private static int baselineSockets(BenchSettings s) {
         int perComm = s.transport() == TransportKind.LOOPBACK
-                ? LoopbackConfig.defaults().socketsPerComm() : 1;
+                ? Backends.loopbackConfig("127.0.0.1").socketsPerComm() : 1;
         return s.channels() * perComm;
     }
 

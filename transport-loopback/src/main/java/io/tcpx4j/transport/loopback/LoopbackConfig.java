@@ -75,6 +75,17 @@ public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, b
                 ioThreads, faults, callerDrives);
     }
 
+    /**
+     * This config with one socket per comm where callers drive the sockets ({@link #callerDrives}): one
+     * thread moves the sockets one after another there, so a second socket adds system calls, not
+     * parallelism (tcpx_bench, 2-core box, ABBA against two: 64 MiB WRITE 4.01-4.65 GB/s against
+     * 3.03-3.65, READ 4.21-4.67 against 3.08-3.79; bench, 64 KiB x 64 WRITE 1.1-1.6x the bytes per
+     * second; docs/PERFORMANCE.md). Unchanged where the I/O threads move the sockets in parallel.
+     */
+    public LoopbackConfig withCallerDefaults() {
+        return callerDrives ? withSocketsPerComm(1) : this;
+    }
+
     public LoopbackConfig withSocketsPerComm(int v) {
         return new LoopbackConfig(bindHost, devices, v, devmem, cudaAsHost, bouncePagesPerComm, ioThreads,
                 faults, callerDrives);

@@ -36,18 +36,12 @@ public final class LoopbackTransportModule extends AbstractModule {
 
     /**
      * The {@link LoopbackConfig#defaults() default} config with devmem off: 127.0.0.1, and host receives
-     * land in place, as they do on TCPX (bounce pages only for CUDA memory). Where callers drive the
-     * sockets (small hosts), one socket per comm: a caller moves the sockets one after another, so a second
-     * one adds system calls, not parallelism (tcpx_bench, 2-core box, ABBA against two: 64 MiB WRITE
-     * 4.01-4.65 GB/s against 3.03-3.65, READ 4.21-4.67 against 3.08-3.79; docs/PERFORMANCE.md). What the
-     * NIXL backend's {@code transport=loopback} loads.
+     * land in place, as they do on TCPX (bounce pages only for CUDA memory), and one socket per comm where
+     * callers drive the sockets ({@link LoopbackConfig#withCallerDefaults()}). What the NIXL backend's
+     * {@code transport=loopback} loads.
      */
     public LoopbackTransportModule() {
-        this(callerDefaults(LoopbackConfig.defaults().withDevmem(false)));
-    }
-
-    private static LoopbackConfig callerDefaults(LoopbackConfig c) {
-        return c.callerDrives() ? c.withSocketsPerComm(1) : c;
+        this(LoopbackConfig.defaults().withDevmem(false).withCallerDefaults());
     }
 
     @Override

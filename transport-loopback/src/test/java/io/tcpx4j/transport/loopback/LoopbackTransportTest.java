@@ -59,6 +59,14 @@ class LoopbackTransportTest {
     }
 
     @Test
+    void callerDefaultsTakeOneSocketPerCommOnlyWhereCallersDrive() {
+        LoopbackConfig d = LoopbackConfig.defaults().withSocketsPerComm(4);
+        assertThat(d.withCallerDrives(true).withCallerDefaults().socketsPerComm()).isEqualTo(1);
+        assertThat(d.withCallerDrives(false).withCallerDefaults().socketsPerComm()).isEqualTo(4);
+        assertThat(d.withCallerDrives(true).withCallerDefaults()).isEqualTo(d.withCallerDrives(true).withSocketsPerComm(1));
+    }
+
+    @Test
     void constructionDoesNoIo() {
         LoopbackTransport t = new LoopbackTransport(LoopbackConfig.defaults().withBindHost("no-such-host.invalid"));
         transports.add(t);
