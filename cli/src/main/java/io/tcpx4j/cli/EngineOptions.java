@@ -32,7 +32,7 @@ final class EngineOptions {
             description = "Bytes per chunk on the wire, up to 4M (TCPX holds at most 2048 4-KiB pages per receive); a transfer of at most one chunk per channel goes in equal chunks over all channels, each at least 128K. Default: ${DEFAULT-VALUE}.")
     long chunkSize;
 
-    @Option(names = "--inline-limit", paramLabel = "SIZE", defaultValue = "64K", converter = Sizes.OrZeroConverter.class,
+    @Option(names = "--inline-limit", paramLabel = "SIZE", defaultValue = "32K", converter = Sizes.OrZeroConverter.class,
             description = "A transfer of at most this many bytes, host memory on both sides, travels inside its"
                     + " control frame (one round trip, no data channel); 0 never, at most 1M. Default: ${DEFAULT-VALUE}.")
     long inlineLimit;

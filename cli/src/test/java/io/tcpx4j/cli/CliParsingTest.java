@@ -90,7 +90,7 @@ class CliParsingTest {
 
     @Test
     void inlineLimitAndProgressReachTheEngineAndTheRunner() {
-        assertThat(engineOptions().engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(64 * 1024);
+        assertThat(engineOptions().engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(32 * 1024);
         assertThat(engineOptions("--inline-limit", "0").engineConfig("e", "127.0.0.1").inlineLimit()).isZero();
         assertThat(engineOptions("--inline-limit", "1M").engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(1 << 20);
         assertThat(bench("--progress", "thread").callerProgress()).isFalse();

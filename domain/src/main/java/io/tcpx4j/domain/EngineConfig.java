@@ -52,7 +52,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
 
     public static final int DEFAULT_CHUNK = 512 * 1024;
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
-    public static final int DEFAULT_INLINE = 64 * 1024;
+    public static final int DEFAULT_INLINE = 32 * 1024;
     public static final int MAX_INLINE = 1024 * 1024;
     public static final int DEFAULT_COALESCE = 32 * 1024;
     public static final int DEFAULT_DEVICE_COALESCE = 128 * 1024;
@@ -90,7 +90,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
 
     /**
      * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling,
-     * host-to-host transfers up to 64 KiB inline, descriptors up to 32 KiB of host memory and up to
+     * host-to-host transfers up to 32 KiB inline, descriptors up to 32 KiB of host memory and up to
      * 128 KiB of device memory packed into shared chunks.
      */
     public static EngineConfig defaults(String name) {

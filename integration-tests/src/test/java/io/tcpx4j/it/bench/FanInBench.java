@@ -108,13 +108,16 @@ public final class FanInBench {
         }
     }
 
+    /** The engines' inline limit: {@code -Dbench.inline=BYTES}, else the engine default. */
+    private static final int INLINE = Integer.getInteger("bench.inline", io.tcpx4j.domain.EngineConfig.DEFAULT_INLINE);
+
     static Result run(int k, int block, int transfers, int warmup, int targetIo, int initiatorIo, boolean devmem,
                       IdlePolicy idle) throws Exception {
         LoopbackConfig transport = LoopbackConfig.defaults().withDevmem(devmem);
         List<LoopbackNode> initiators = new ArrayList<>();
         Set<Integer> seen = SCHED ? RunQueueWait.tids() : new HashSet<>();
         Map<Integer, String> engineThreads = new LinkedHashMap<>();
-        try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target").withIdle(idle),
+        try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target").withIdle(idle).withInlineLimit(INLINE),
                 transport.withIoThreads(targetIo))) {
             name(engineThreads, seen, "target");
             long region = target.allocate((long) k * block);
@@ -122,7 +125,7 @@ public final class FanInBench {
             long[] sources = new long[k];
             try {
                 for (int i = 0; i < k; i++) {
-                    LoopbackNode n = LoopbackNode.start(LoopbackNode.config("fanin-" + i).withIdle(idle),
+                    LoopbackNode n = LoopbackNode.start(LoopbackNode.config("fanin-" + i).withIdle(idle).withInlineLimit(INLINE),
                             transport.withIoThreads(initiatorIo));
                     initiators.add(n);
                     name(engineThreads, seen, "initiator " + i);
