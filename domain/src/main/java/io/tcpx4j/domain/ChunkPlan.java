@@ -42,7 +42,7 @@ class ChunkPlan {
         this(xferId, addresses, lengths, regions, chunkSize, Packing.NONE, false);
     }
 
-    /** {@code packing}: a valid one ({@link Packing#isValid}) for {@code chunkSize}. */
+    /** {@code packing}: its chunks and limit are capped at {@code chunkSize} ({@link Packing#cappedAt}). */
     ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize, Packing packing,
               boolean discards) {
         this.discards = discards;
@@ -51,9 +51,10 @@ class ChunkPlan {
         this.lengths = lengths;
         this.regions = regions;
         this.chunkSize = chunkSize;
-        this.pack = packing.limit();
-        this.packedChunk = packing.chunk();
-        this.chunks = countChunks(lengths, chunkSize, packing);
+        Packing capped = packing.cappedAt(chunkSize);
+        this.pack = capped.limit();
+        this.packedChunk = capped.chunk();
+        this.chunks = countChunks(lengths, chunkSize, capped);
         skipEmpty();
     }
 
@@ -68,7 +69,7 @@ class ChunkPlan {
      * descriptor goes as two 128 KiB chunks on two channels side by side instead of one chunk on one
      * channel, a 600 KiB one as two of 300 KiB instead of 512 + 88 (256 and 512 KiB descriptors 0.6–0.8×
      * the time on a 16-CPU host; a 128 KiB one as two of 64 KiB was no faster: docs/PERFORMANCE.md).
-     * {@code packing} is the transfer's; the plan uses {@code packing.cappedAt(chunk)}.
+     * {@code packing} is the transfer's; a plan caps it at the chunk size.
      */
     static int spreadChunk(long[] lengths, int chunkSize, Packing packing, int channels) {
         if (channels < 2 || countChunks(lengths, chunkSize, packing) > channels) {

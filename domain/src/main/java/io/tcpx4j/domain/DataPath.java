@@ -120,11 +120,10 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p.inline()) {
             startInline(p, n);
         } else if (p.write()) {
-            int chunk = ChunkPlan.spreadChunk(p.lengths(), cfg.chunkSize(), p.packing(), channels.size());
-            Packing packing = p.packing().cappedAt(chunk);
-            writer.write(p.xfer().id, chunk, packing.limit(), packing.chunk(), p.notification(),
-                    p.remoteAddresses(), p.lengths(), n);
-            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), chunk, packing);
+            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(),
+                    ChunkPlan.spreadChunk(p.lengths(), cfg.chunkSize(), p.packing(), channels.size()), p.packing());
+            writer.write(op.xferId, op.chunkSize, op.pack, op.packedChunk, p.notification(), p.remoteAddresses(),
+                    p.lengths(), n);
             awaitingAck.put(op.xferId, op);
             live.add(op);
             if (op.chunks > 0) {
@@ -221,11 +220,10 @@ final class DataPath implements ChunkPipeline.Completions {
             LocalRegion.releaseAll(regions);
             return;
         }
-        Packing offered = packs(regions) ? Packing.of(LocalRegion.oneKind(regions), cfg).min(accepted) : Packing.NONE;
-        int chunk = ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), offered, channels.size());
-        Packing packing = offered.cappedAt(chunk);
-        writer.readData(xfer, chunk, packing.limit(), packing.chunk());
-        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, chunk, packing);
+        Packing packing = packs(regions) ? Packing.of(LocalRegion.oneKind(regions), cfg).min(accepted) : Packing.NONE;
+        OutOp op = new OutOp(null, xfer, addresses, lengths, regions,
+                ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), packing, channels.size()), packing);
+        writer.readData(xfer, op.chunkSize, op.pack, op.packedChunk);
         if (op.chunks == 0) {
             op.releaseRegions();
         } else {

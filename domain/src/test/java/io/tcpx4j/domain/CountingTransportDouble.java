@@ -7,11 +7,15 @@ import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
 import io.tcpx4j.domain.testing.ForwardingNetTransport;
 
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** A test double around a transport that counts the data requests an engine puts on it. */
+/** A test double around a transport that counts the data requests an engine puts on it and the sizes of its sends. */
 final class CountingTransportDouble extends ForwardingNetTransport {
     final AtomicInteger requests = new AtomicInteger();
+    /** Bytes of every send posted, in order. */
+    final Queue<Integer> sendSizes = new ConcurrentLinkedQueue<>();
 
     CountingTransportDouble(NetTransport d) {
         super(d);
@@ -22,6 +26,7 @@ final class CountingTransportDouble extends ForwardingNetTransport {
         NetRequest r = super.isend(comm, address, size, tag, registration);
         if (r != null) {
             requests.incrementAndGet();
+            sendSizes.add(size);
         }
         return r;
     }

@@ -1,18 +1,11 @@
 package io.tcpx4j.domain;
 
-import io.tcpx4j.domain.port.out.MemoryRegistration;
-import io.tcpx4j.domain.port.out.NetRequest;
-import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.SendComm;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,24 +17,6 @@ class SpreadTransferTest {
 
     private static final int KIB = 1024;
 
-    /** A test double around a transport that records the size of every send an engine posts on it. */
-    private static final class SendSizesDouble extends ForwardingNetTransport {
-        final Queue<Integer> sizes = new ConcurrentLinkedQueue<>();
-
-        SendSizesDouble(NetTransport d) {
-            super(d);
-        }
-
-        @Override
-        public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
-            NetRequest r = super.isend(comm, address, size, tag, registration);
-            if (r != null) {
-                sizes.add(size);
-            }
-            return r;
-        }
-    }
-
     private EnginePair pair;
 
     @AfterEach
@@ -52,8 +27,8 @@ class SpreadTransferTest {
     }
 
     private List<Integer> sends() {
-        List<Integer> all = new ArrayList<>(((SendSizesDouble) pair.ta).sizes);
-        all.addAll(((SendSizesDouble) pair.tb).sizes);
+        List<Integer> all = new ArrayList<>(((CountingTransportDouble) pair.ta).sendSizes);
+        all.addAll(((CountingTransportDouble) pair.tb).sendSizes);
         return all;
     }
 
@@ -61,7 +36,7 @@ class SpreadTransferTest {
     @ValueSource(booleans = {true, false})
     void aLoneDescriptorGoesOutOnBothChannelsSideBySide(boolean write) {
         pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0),
-                EngineConfig.defaults("beta").withInlineLimit(0), SendSizesDouble::new);
+                EngineConfig.defaults("beta").withInlineLimit(0), CountingTransportDouble::new);
         pair.transferAndCheck(write, new long[] {256 * KIB});
         assertThat(sends()).containsExactly(128 * KIB, 128 * KIB);
         pair.transferAndCheck(write, new long[] {600 * KIB});
@@ -74,12 +49,12 @@ class SpreadTransferTest {
     @ValueSource(booleans = {true, false})
     void oneChannelOrMoreChunksThanChannelsKeepTheConfiguredChunk(boolean write) {
         pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0).withChannels(1),
-                EngineConfig.defaults("beta").withInlineLimit(0).withChannels(1), SendSizesDouble::new);
+                EngineConfig.defaults("beta").withInlineLimit(0).withChannels(1), CountingTransportDouble::new);
         pair.transferAndCheck(write, new long[] {256 * KIB});
         assertThat(sends()).containsExactly(256 * KIB);
         close();
         pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0),
-                EngineConfig.defaults("beta").withInlineLimit(0), SendSizesDouble::new);
+                EngineConfig.defaults("beta").withInlineLimit(0), CountingTransportDouble::new);
         pair.transferAndCheck(write, new long[] {256 * KIB, 256 * KIB, 256 * KIB});
         assertThat(sends()).containsExactly(256 * KIB, 256 * KIB, 256 * KIB);
     }
