@@ -63,28 +63,31 @@ class ChunkPlan {
 
     /**
      * The chunk size a data sender announces for a transfer of {@code lengths} over {@code channels}
-     * channels. A transfer that takes at most {@code channels} chunks of {@code chunkSize} bytes travels
-     * in chunks of its total divided by the channel count instead (a multiple of 4 KiB, at least
-     * {@link #SPREAD_FLOOR}), where that still takes at most {@code channels} chunks: a lone 256 KiB
-     * descriptor goes as two 128 KiB chunks on two channels side by side instead of one chunk on one
-     * channel, a 600 KiB one as two of 300 KiB instead of 512 + 88 (256 and 512 KiB descriptors 0.6–0.8×
-     * the time on a 16-CPU host; a 128 KiB one as two of 64 KiB was no faster: docs/PERFORMANCE.md).
-     * {@code packing} is the transfer's; a plan caps it at the chunk size.
+     * channels. A transfer that takes at most two chunks of {@code chunkSize} bytes per channel is cut
+     * into a whole number of equal chunks per channel instead (its total over that many, a multiple of
+     * 4 KiB, at least {@link #SPREAD_FLOOR}), where that takes no more chunks: on two channels a lone
+     * 256 KiB descriptor goes as two 128 KiB chunks side by side instead of one chunk on one channel, 600
+     * KiB as 300 + 300 instead of 512 + 88, 1.5 MiB as four of 384 KiB instead of three of 512 with two on
+     * one channel (256 and 512 KiB 0.6–0.8× the time on a 16-CPU host, 1.5 MiB 0.7–0.8× on two CPUs; a 128
+     * KiB descriptor as two of 64 KiB was no faster: docs/PERFORMANCE.md). {@code packing} is the
+     * transfer's; a plan caps it at the chunk size.
      */
     static int spreadChunk(long[] lengths, int chunkSize, Packing packing, int channels) {
-        if (channels < 2 || countChunks(lengths, chunkSize, packing) > channels) {
+        long n = countChunks(lengths, chunkSize, packing);
+        if (channels < 2 || n > 2L * channels) {
             return chunkSize;
         }
+        long target = n <= channels ? channels : 2L * channels; // whole rounds over the channels
         long total = 0;
         long longest = 0;
         for (long len : lengths) {
             total += len;
             longest = Math.max(longest, len);
         }
-        long share = ((total + channels - 1) / channels + 4095) & ~4095L;
+        long share = ((total + target - 1) / target + 4095) & ~4095L;
         int chunk = (int) Math.max(SPREAD_FLOOR, Math.min(share, chunkSize));
         boolean same = longest <= chunk && packing.chunk() <= chunk; // the same chunks either way
-        if (chunk >= chunkSize || same || countChunks(lengths, chunk, packing.cappedAt(chunk)) > channels) {
+        if (chunk >= chunkSize || same || countChunks(lengths, chunk, packing.cappedAt(chunk)) > target) {
             return chunkSize;
         }
         return chunk;

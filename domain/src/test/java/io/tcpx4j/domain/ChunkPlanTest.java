@@ -166,7 +166,7 @@ class ChunkPlanTest {
     }
 
     @Test
-    void aTransferOfAtMostOneChunkPerChannelIsSpreadOverTheChannels() {
+    void aTransferOfAtMostTwoChunksPerChannelIsCutIntoEqualRoundsOverTheChannels() {
         int k = 1024;
         Packing none = Packing.NONE;
         assertThat(ChunkPlan.spreadChunk(new long[] {256 * k}, CHUNK, none, 2)).as("lone 256 KiB").isEqualTo(128 * k);
@@ -174,6 +174,10 @@ class ChunkPlanTest {
         assertThat(ChunkPlan.spreadChunk(new long[] {1024 * k}, CHUNK, none, 4)).as("4 channels").isEqualTo(256 * k);
         assertThat(ChunkPlan.spreadChunk(new long[] {300 * k + 1}, CHUNK, none, 2)).as("4 KiB multiple")
                 .isEqualTo(152 * k);
+        assertThat(ChunkPlan.spreadChunk(new long[] {1536 * k}, CHUNK, none, 2)).as("three chunks: two per channel")
+                .isEqualTo(384 * k);
+        assertThat(ChunkPlan.spreadChunk(new long[] {512 * k, 256 * k, 256 * k}, CHUNK, none, 2))
+                .as("512 + 256 on one channel, 256 on the other").isEqualTo(256 * k);
         // 96 KiB descriptors of device memory: one packed chunk of 384 KiB, or two of 192 KiB side by side
         Packing device = Packing.of(MemoryKind.VRAM, 128 * k, CHUNK);
         long[] four = {96 * k, 96 * k, 96 * k, 96 * k};
@@ -189,8 +193,12 @@ class ChunkPlanTest {
         Packing none = Packing.NONE;
         assertThat(ChunkPlan.spreadChunk(new long[] {1024 * k}, CHUNK, none, 2)).as("already one per channel")
                 .isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {2048 * k}, CHUNK, none, 2)).as("two per channel already")
+                .isEqualTo(CHUNK);
         assertThat(ChunkPlan.spreadChunk(new long[] {256 * k, 256 * k, 256 * k}, CHUNK, none, 2))
-                .as("more chunks than channels").isEqualTo(CHUNK);
+                .as("192 KiB chunks would take six").isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {2560 * k}, CHUNK, none, 2)).as("more than two per channel")
+                .isEqualTo(CHUNK);
         assertThat(ChunkPlan.spreadChunk(new long[] {300 * k, 200 * k}, CHUNK, none, 2))
                 .as("250 KiB chunks would take three").isEqualTo(CHUNK);
         assertThat(ChunkPlan.spreadChunk(new long[] {ChunkPlan.SPREAD_FLOOR}, CHUNK, none, 2)).as("the floor")

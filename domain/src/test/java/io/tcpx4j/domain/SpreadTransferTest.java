@@ -10,7 +10,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A transfer of at most one chunk per channel travels in chunks of its share of every channel
+ * A transfer of at most two chunks per channel travels in equal chunks, a whole number per channel
  * ({@link ChunkPlan#spreadChunk}), WRITE and READ alike, announced by the data sender, every byte in place.
  */
 class SpreadTransferTest {
@@ -41,8 +41,11 @@ class SpreadTransferTest {
         assertThat(sends()).containsExactly(128 * KIB, 128 * KIB);
         pair.transferAndCheck(write, new long[] {600 * KIB});
         assertThat(sends()).containsExactly(128 * KIB, 128 * KIB, 300 * KIB, 300 * KIB);
+        pair.transferAndCheck(write, new long[] {1536 * KIB});
+        assertThat(sends()).as("two rounds over two channels").endsWith(384 * KIB, 384 * KIB, 384 * KIB, 384 * KIB)
+                .hasSize(8);
         pair.transferAndCheck(write, new long[] {128 * KIB});
-        assertThat(sends()).as("at the floor: one chunk").hasSize(5).endsWith(128 * KIB);
+        assertThat(sends()).as("at the floor: one chunk").hasSize(9).endsWith(128 * KIB);
     }
 
     @ParameterizedTest(name = "write {0}")
