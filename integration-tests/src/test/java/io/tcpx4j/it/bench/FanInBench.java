@@ -6,6 +6,7 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.IdlePolicy;
 import io.tcpx4j.it.transfer.Bytes;
 import io.tcpx4j.it.transfer.LoopbackNode;
@@ -109,7 +110,11 @@ public final class FanInBench {
     }
 
     /** The engines' inline limit: {@code -Dbench.inline=BYTES}, else the engine default. */
-    private static final int INLINE = Integer.getInteger("bench.inline", io.tcpx4j.domain.EngineConfig.DEFAULT_INLINE);
+    private static final int INLINE = Integer.getInteger("bench.inline", EngineConfig.DEFAULT_INLINE);
+
+    private static EngineConfig config(String name, IdlePolicy idle) {
+        return LoopbackNode.config(name).withIdle(idle).withInlineLimit(INLINE);
+    }
 
     static Result run(int k, int block, int transfers, int warmup, int targetIo, int initiatorIo, boolean devmem,
                       IdlePolicy idle) throws Exception {
@@ -117,7 +122,7 @@ public final class FanInBench {
         List<LoopbackNode> initiators = new ArrayList<>();
         Set<Integer> seen = SCHED ? RunQueueWait.tids() : new HashSet<>();
         Map<Integer, String> engineThreads = new LinkedHashMap<>();
-        try (LoopbackNode target = LoopbackNode.start(LoopbackNode.config("fanin-target").withIdle(idle).withInlineLimit(INLINE),
+        try (LoopbackNode target = LoopbackNode.start(config("fanin-target", idle),
                 transport.withIoThreads(targetIo))) {
             name(engineThreads, seen, "target");
             long region = target.allocate((long) k * block);
@@ -125,7 +130,7 @@ public final class FanInBench {
             long[] sources = new long[k];
             try {
                 for (int i = 0; i < k; i++) {
-                    LoopbackNode n = LoopbackNode.start(LoopbackNode.config("fanin-" + i).withIdle(idle).withInlineLimit(INLINE),
+                    LoopbackNode n = LoopbackNode.start(config("fanin-" + i, idle),
                             transport.withIoThreads(initiatorIo));
                     initiators.add(n);
                     name(engineThreads, seen, "initiator " + i);
