@@ -63,21 +63,24 @@ class ChunkPlan {
 
     /**
      * The chunk size a data sender announces for a transfer of {@code lengths} over {@code channels}
-     * channels. A transfer that takes at most two chunks of {@code chunkSize} bytes per channel is cut
-     * into a whole number of equal chunks per channel instead (its total over that many, a multiple of
-     * 4 KiB, at least {@link #SPREAD_FLOOR}), where that takes no more chunks: on two channels a lone
-     * 256 KiB descriptor goes as two 128 KiB chunks side by side instead of one chunk on one channel, 600
-     * KiB as 300 + 300 instead of 512 + 88, 1.5 MiB as four of 384 KiB instead of three of 512 with two on
-     * one channel (256 and 512 KiB 0.6–0.8× the time on a 16-CPU host, 1.5 MiB 0.7–0.8× on two CPUs; a 128
-     * KiB descriptor as two of 64 KiB was no faster: docs/PERFORMANCE.md). {@code packing} is the
+     * channels. Chunks go to the channels in turn, so a transfer whose chunk count is not a multiple of
+     * the channel count, or whose chunks differ in size, loads one channel more than another. Such a
+     * transfer is cut into equal chunks, a whole number per channel (its total over the chunk count
+     * rounded up to whole rounds, a multiple of 4 KiB, at least {@link #SPREAD_FLOOR}), where that takes
+     * no more chunks than those rounds: on two channels a lone 256 KiB descriptor goes as two 128 KiB
+     * chunks side by side instead of one chunk on one channel, 600 KiB as 300 + 300 instead of 512 + 88,
+     * 1.5 MiB as four of 384 KiB instead of three of 512 with two on one channel, 2.5 MiB as six of 428
+     * KiB instead of five (256 and 512 KiB 0.6–0.8× the time on a 16-CPU host, 1.5 MiB 0.7–0.8× on two
+     * CPUs; a 128 KiB descriptor as two of 64 KiB was no faster: docs/PERFORMANCE.md). Descriptors that
+     * would split into more pieces at the smaller size keep {@code chunkSize}. {@code packing} is the
      * transfer's; a plan caps it at the chunk size.
      */
     static int spreadChunk(long[] lengths, int chunkSize, Packing packing, int channels) {
         long n = countChunks(lengths, chunkSize, packing);
-        if (channels < 2 || n > 2L * channels) {
+        if (channels < 2 || n == 0) {
             return chunkSize;
         }
-        long target = n <= channels ? channels : 2L * channels; // whole rounds over the channels
+        long target = (n + channels - 1) / channels * channels; // whole rounds over the channels
         long total = 0;
         long longest = 0;
         for (long len : lengths) {
@@ -85,7 +88,10 @@ class ChunkPlan {
             longest = Math.max(longest, len);
         }
         long share = ((total + target - 1) / target + 4095) & ~4095L;
-        int chunk = (int) Math.max(SPREAD_FLOOR, Math.min(share, chunkSize));
+        if (share >= chunkSize) {
+            return chunkSize; // full chunks already fill whole rounds
+        }
+        int chunk = (int) Math.max(SPREAD_FLOOR, share);
         boolean same = longest <= chunk && packing.chunk() <= chunk; // the same chunks either way
         if (chunk >= chunkSize || same || countChunks(lengths, chunk, packing.cappedAt(chunk)) > target) {
             return chunkSize;

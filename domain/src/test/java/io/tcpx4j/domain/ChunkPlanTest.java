@@ -166,7 +166,7 @@ class ChunkPlanTest {
     }
 
     @Test
-    void aTransferOfAtMostTwoChunksPerChannelIsCutIntoEqualRoundsOverTheChannels() {
+    void aTransferThatLoadsOneChannelMoreIsCutIntoEqualRoundsOverTheChannels() {
         int k = 1024;
         Packing none = Packing.NONE;
         assertThat(ChunkPlan.spreadChunk(new long[] {256 * k}, CHUNK, none, 2)).as("lone 256 KiB").isEqualTo(128 * k);
@@ -178,6 +178,14 @@ class ChunkPlanTest {
                 .isEqualTo(384 * k);
         assertThat(ChunkPlan.spreadChunk(new long[] {512 * k, 256 * k, 256 * k}, CHUNK, none, 2))
                 .as("512 + 256 on one channel, 256 on the other").isEqualTo(256 * k);
+        assertThat(ChunkPlan.spreadChunk(new long[] {2560 * k}, CHUNK, none, 2)).as("five chunks: six of 428 KiB")
+                .isEqualTo(428 * k);
+        assertThat(ChunkPlan.spreadChunk(new long[] {768 * k, 768 * k, 768 * k}, CHUNK, none, 2))
+                .as("512 + 256 three times: every 512 on one channel").isEqualTo(384 * k);
+        long[] nine = {4608 * k};
+        int nineChunk = ChunkPlan.spreadChunk(nine, CHUNK, none, 2);
+        assertThat(nineChunk).as("nine chunks: ten of 464 KiB").isEqualTo(464 * k);
+        assertThat(ChunkPlan.countChunks(nine, nineChunk, none)).isEqualTo(10);
         // 96 KiB descriptors of device memory: one packed chunk of 384 KiB, or two of 192 KiB side by side
         Packing device = Packing.of(MemoryKind.VRAM, 128 * k, CHUNK);
         long[] four = {96 * k, 96 * k, 96 * k, 96 * k};
@@ -197,8 +205,12 @@ class ChunkPlanTest {
                 .isEqualTo(CHUNK);
         assertThat(ChunkPlan.spreadChunk(new long[] {256 * k, 256 * k, 256 * k}, CHUNK, none, 2))
                 .as("192 KiB chunks would take six").isEqualTo(CHUNK);
-        assertThat(ChunkPlan.spreadChunk(new long[] {2560 * k}, CHUNK, none, 2)).as("more than two per channel")
+        assertThat(ChunkPlan.spreadChunk(new long[] {64 * 1024 * k}, CHUNK, none, 2)).as("whole rounds already")
                 .isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {64 * 1024 * k + 512 * k}, CHUNK, none, 2))
+                .as("129 chunks: a 130th share rounds up to a whole chunk").isEqualTo(CHUNK);
+        assertThat(ChunkPlan.spreadChunk(new long[] {1024 * k, 1024 * k, 512 * k}, CHUNK, none, 2))
+                .as("428 KiB chunks would take eight, not six").isEqualTo(CHUNK);
         assertThat(ChunkPlan.spreadChunk(new long[] {300 * k, 200 * k}, CHUNK, none, 2))
                 .as("250 KiB chunks would take three").isEqualTo(CHUNK);
         assertThat(ChunkPlan.spreadChunk(new long[] {ChunkPlan.SPREAD_FLOOR}, CHUNK, none, 2)).as("the floor")

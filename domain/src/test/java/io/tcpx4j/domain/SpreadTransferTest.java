@@ -10,8 +10,9 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A transfer of at most two chunks per channel travels in equal chunks, a whole number per channel
- * ({@link ChunkPlan#spreadChunk}), WRITE and READ alike, announced by the data sender, every byte in place.
+ * A transfer that would load one channel more than another travels in equal chunks, a whole number per
+ * channel ({@link ChunkPlan#spreadChunk}), WRITE and READ alike, announced by the data sender, every byte
+ * in place.
  */
 class SpreadTransferTest {
 
@@ -46,11 +47,14 @@ class SpreadTransferTest {
                 .hasSize(8);
         pair.transferAndCheck(write, new long[] {128 * KIB});
         assertThat(sends()).as("at the floor: one chunk").hasSize(9).endsWith(128 * KIB);
+        pair.transferAndCheck(write, new long[] {2560 * KIB});
+        assertThat(sends()).as("five chunks of 512 KiB become three of 428 KiB per channel").hasSize(15)
+                .endsWith(428 * KIB, 428 * KIB, 428 * KIB, 428 * KIB, 428 * KIB, 420 * KIB);
     }
 
     @ParameterizedTest(name = "write {0}")
     @ValueSource(booleans = {true, false})
-    void oneChannelOrMoreChunksThanChannelsKeepTheConfiguredChunk(boolean write) {
+    void oneChannelOrDescriptorsThatWouldSplitFurtherKeepTheConfiguredChunk(boolean write) {
         pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0).withChannels(1),
                 EngineConfig.defaults("beta").withInlineLimit(0).withChannels(1), CountingTransportDouble::new);
         pair.transferAndCheck(write, new long[] {256 * KIB});
