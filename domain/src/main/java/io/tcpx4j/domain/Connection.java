@@ -133,7 +133,7 @@ final class Connection {
                 if (!control.finishConnect()) {
                     return checkTimeouts(now);
                 }
-                handshake.hello(writer, cfg.channels());
+                handshake.hello(writer, cfg.channels(), cfg.inlineLimit());
                 state = State.HELLO_SENT;
                 work++;
             }
@@ -273,8 +273,8 @@ final class Connection {
         control.maxFrame(ControlFrame.MAX_FRAME);
         peerIncarnation = h.incarnation();
         int c = Math.min(h.channels(), cfg.channels());
-        writer.helloOk(ctx.name(), ctx.identity().incarnation(), c);
-        establish(c);
+        writer.helloOk(ctx.name(), ctx.identity().incarnation(), c, cfg.inlineLimit());
+        establish(c, h.inlineLimit());
     }
 
     private void refuse(Handshake.Refusal refusal) {
@@ -303,7 +303,7 @@ final class Connection {
     private void onHelloOk(ControlFrame.HelloOk ok) {
         handshake.check(ok, cfg.channels());
         peerIncarnation = ok.incarnation();
-        establish(ok.channels());
+        establish(ok.channels(), ok.inlineLimit());
     }
 
     private void onReject(ControlFrame.Reject r) {
@@ -317,10 +317,11 @@ final class Connection {
         control.close();
     }
 
-    private void establish(int channelCount) {
+    /** {@code peerInlineLimit}: the most bytes the peer takes in one WRITE_INLINE, as its handshake said. */
+    private void establish(int channelCount, int peerInlineLimit) {
         ChannelGroup channels = new ChannelGroup(ctx.transport(), channelCount, ctx::deviceFor);
         data = new DataPath(ctx.name(), peerName, cfg, ctx.transport(), ctx.unpacker(), ctx.registry(), writer,
-                events::deliver, channels);
+                events::deliver, channels, peerInlineLimit);
         state = State.ESTABLISHED;
         lastRecvNanos = ctx.now();
         writer.handles(channels.handles());

@@ -38,8 +38,9 @@ import java.util.function.Consumer;
  *
  * <p>A post the session marked inline (host memory on both sides, at most
  * {@link EngineConfig#inlineLimit()} bytes) carries its bytes in the control frame instead: a WRITE is
- * WRITE_INLINE then WRITE_ACK, a READ is READ_INLINE then READ_REPLY (or the chunked answer, if the
- * target's limit or memory does not allow inline). One round trip, no data channel, same bounds checks
+ * WRITE_INLINE then WRITE_ACK (chunked instead above the target's inline limit, which its handshake
+ * announced), a READ is READ_INLINE then READ_REPLY (or the chunked answer, if the target's limit or
+ * memory does not allow inline). One round trip, no data channel, same bounds checks
  * and the same notification rule. Transfers are not ordered among each other (as in NIXL): an inline
  * WRITE may land before an earlier chunked one to the same peer.
  *
@@ -62,11 +63,18 @@ final class DataPath implements ChunkPipeline.Completions {
     private final Map<Long, OutOp> awaitingAck = new HashMap<>();
     private final Map<Long, Post> awaitingData = new HashMap<>();
     private final Set<ChunkPlan> live = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** Largest WRITE sent inline: the lower of both sides' inline limits (a target many peers write into may lower its own). */
+    private final int writeInlineLimit;
 
-    /** {@code deliver} takes the notifications that arrive for this engine. */
+    /**
+     * {@code deliver} takes the notifications that arrive for this engine; {@code peerInlineLimit}: the
+     * most bytes the peer takes in one WRITE_INLINE (its handshake's), which bounds this side's own limit.
+     */
     DataPath(String engineName, String peerName, EngineConfig cfg, NetTransport transport, Unpacker unpacker,
-             RegionRegistry registry, FrameWriter writer, Consumer<byte[]> deliver, ChannelGroup channels) {
+             RegionRegistry registry, FrameWriter writer, Consumer<byte[]> deliver, ChannelGroup channels,
+             int peerInlineLimit) {
         this.engineName = engineName;
+        this.writeInlineLimit = Math.min(cfg.inlineLimit(), peerInlineLimit);
         this.peerName = peerName;
         this.cfg = cfg;
         this.registry = registry;
@@ -117,7 +125,7 @@ final class DataPath implements ChunkPipeline.Completions {
     /** Announces and queues a validated post. */
     void start(Post p) {
         int n = p.lengths().length;
-        if (p.inline()) {
+        if (p.inline() && (!p.write() || p.xfer().bytes <= writeInlineLimit)) {
             startInline(p, n);
         } else if (p.write()) {
             OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(),

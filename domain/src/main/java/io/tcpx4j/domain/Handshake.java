@@ -16,7 +16,7 @@ import java.security.MessageDigest;
  * The control stream's handshake, a mutual challenge-response over the acceptor's connection secret
  * (the secret of its conn-info), which never crosses the wire:
  * <ol>
- *   <li>dialer D to acceptor A: HELLO{version, nameD, incarnationD, nonceD, channels};</li>
+ *   <li>dialer D to acceptor A: HELLO{version, nameD, incarnationD, nonceD, channels, inline limit};</li>
  *   <li>A checks version, name and channels, then answers CHALLENGE{nameA, nonceA,
  *       proofA = {@link #proof}(secret, {@value #ACCEPTOR}, ...)}; D checks proofA before it says more;</li>
  *   <li>D answers PROOF{proofD = {@link #proof}(secret, {@value #DIALER}, ...)}; A checks it, and only
@@ -76,9 +76,9 @@ final class Handshake {
 
     // ------------------------------------------------------------------ dialer
 
-    /** Queues this dialer's HELLO. */
-    void hello(FrameWriter writer, int channels) {
-        writer.hello(self.name(), self.incarnation(), nonce, channels);
+    /** Queues this dialer's HELLO; {@code inlineLimit}: the most bytes this engine takes in one WRITE_INLINE. */
+    void hello(FrameWriter writer, int channels, int inlineLimit) {
+        writer.hello(self.name(), self.incarnation(), nonce, channels, inlineLimit);
     }
 
     /**

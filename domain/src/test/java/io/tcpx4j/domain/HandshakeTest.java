@@ -114,7 +114,7 @@ class HandshakeTest {
         Handshake acceptor = Handshake.acceptor(acceptorId);
         FrameWriter d = new FrameWriter();
         FrameWriter a = new FrameWriter();
-        dialer.hello(d, 2);
+        dialer.hello(d, 2, 4096);
         ControlFrame.Hello hello = only(sent(d), ControlFrame.Hello.class);
         assertThat(hello.name()).isEqualTo("prefill-0");
         assertThat(hello.nonce()).isNotEqualTo(acceptorId.secret());
@@ -137,7 +137,7 @@ class HandshakeTest {
         FrameWriter d = new FrameWriter();
         FrameWriter a = new FrameWriter();
         Handshake dialer = Handshake.dialer(dialerId, "decode-0", wrong);
-        dialer.hello(d, 1);
+        dialer.hello(d, 1, 4096);
         ControlFrame.Hello hello = only(sent(d), ControlFrame.Hello.class);
         assertThat(acceptor.challenge(hello, a)).isNull();
         ControlFrame.Challenge c = only(sent(a), ControlFrame.Challenge.class);
@@ -160,7 +160,7 @@ class HandshakeTest {
         Handshake first = Handshake.acceptor(acceptorId);
         FrameWriter d = new FrameWriter();
         FrameWriter a = new FrameWriter();
-        dialer.hello(d, 1);
+        dialer.hello(d, 1, 4096);
         ControlFrame.Hello hello = only(sent(d), ControlFrame.Hello.class);
         first.challenge(hello, a);
         ControlFrame.Challenge c = only(sent(a), ControlFrame.Challenge.class);
@@ -184,7 +184,7 @@ class HandshakeTest {
     void aFakeAcceptorOrAReplayedChallengeFailsTheDialer() {
         Handshake dialer = Handshake.dialer(dialerId, "decode-0", acceptorId.secret());
         FrameWriter d = new FrameWriter();
-        dialer.hello(d, 1);
+        dialer.hello(d, 1, 4096);
         ControlFrame.Hello hello = only(sent(d), ControlFrame.Hello.class);
         // an acceptor that does not hold the secret: random proof
         byte[] random = new LocalIdentity("x").nonce();
@@ -192,7 +192,7 @@ class HandshakeTest {
         // a CHALLENGE recorded from an honest acceptor in another handshake: its proof covers another nonce
         Handshake other = Handshake.dialer(dialerId, "decode-0", acceptorId.secret());
         FrameWriter d2 = new FrameWriter();
-        other.hello(d2, 1);
+        other.hello(d2, 1, 4096);
         FrameWriter a = new FrameWriter();
         Handshake.acceptor(acceptorId).challenge(only(sent(d2), ControlFrame.Hello.class), a);
         ControlFrame.Challenge recorded = only(sent(a), ControlFrame.Challenge.class);
@@ -208,13 +208,13 @@ class HandshakeTest {
     void aHelloOfAnotherVersionOurOwnNameOrNoChannelsIsRefusedWithoutAChallenge() {
         byte[] nonce = dialerId.nonce();
         FrameWriter a = new FrameWriter();
-        Handshake.Refusal v1 = Handshake.acceptor(acceptorId).challenge(new ControlFrame.Hello(1, "p", 1, nonce, 1), a);
+        Handshake.Refusal v1 = Handshake.acceptor(acceptorId).challenge(new ControlFrame.Hello(1, "p", 1, nonce, 1, 0), a);
         assertThat(v1.status()).isEqualTo(Code.NOT_SUPPORTED.nixlStatus());
         Handshake.Refusal self = Handshake.acceptor(acceptorId)
-                .challenge(new ControlFrame.Hello(ControlFrame.PROTOCOL_VERSION, "decode-0", 1, nonce, 1), a);
+                .challenge(new ControlFrame.Hello(ControlFrame.PROTOCOL_VERSION, "decode-0", 1, nonce, 1, 0), a);
         assertThat(self.status()).isEqualTo(Code.INVALID_PARAM.nixlStatus());
         Handshake.Refusal none = Handshake.acceptor(acceptorId)
-                .challenge(new ControlFrame.Hello(ControlFrame.PROTOCOL_VERSION, "p", 1, nonce, 0), a);
+                .challenge(new ControlFrame.Hello(ControlFrame.PROTOCOL_VERSION, "p", 1, nonce, 0, 0), a);
         assertThat(none.status()).isEqualTo(Code.INVALID_PARAM.nixlStatus());
         assertThat(a.isEmpty()).as("no CHALLENGE for a refused HELLO").isTrue();
     }

@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Transfers small enough to travel inside their control frames: they never touch the transport, land
  * every byte in its place, notify after the last byte, and are bounds checked like chunked ones; a
- * limit of 0 (or a target that will not answer inline) sends them through the data channels instead.
+ * limit of 0 (or a target whose own limit is lower, announced when connecting) sends them through the
+ * data channels instead.
  */
 class InlineTransferTest {
 
@@ -83,6 +84,15 @@ class InlineTransferTest {
         transfer(false, SMALL);
         assertThat(requests()).as("beta answered through the data channels").isPositive();
         transfer(true, SMALL);
+    }
+
+    @Test
+    void aTargetWhoseLimitIsLowerTakesInlineWritesOnlyUpToItsLimit() {
+        pair(LIMIT, 4096);
+        transfer(true, new long[] {4096});
+        assertThat(requests()).as("within beta's limit: inline").isZero();
+        transfer(true, new long[] {4097});
+        assertThat(requests()).as("above beta's limit, within alpha's: through the data channels").isPositive();
     }
 
     @Test

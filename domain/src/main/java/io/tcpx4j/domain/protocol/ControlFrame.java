@@ -16,12 +16,13 @@ import java.nio.charset.StandardCharsets;
 public sealed interface ControlFrame {
 
     /**
-     * Version spoken in {@link Hello}: 6 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
-     * with inline transfers (WRITE_INLINE, READ_INLINE, READ_REPLY) and packed chunks of host or device
-     * memory whose limit and size travel in WRITE, READ, READ_INLINE and READ_DATA; a version 5 peer
-     * derives the size of a packed chunk instead of reading it, hence the new number.
+     * Version spoken in {@link Hello}: 7 is the challenge-response handshake (HELLO, CHALLENGE, PROOF)
+     * with inline transfers (WRITE_INLINE, READ_INLINE, READ_REPLY), each side's inline limit in HELLO
+     * and HELLO_OK, and packed chunks of host or device memory whose limit and size travel in WRITE,
+     * READ, READ_INLINE and READ_DATA. A HELLO of another version is read only as far as its channel
+     * count, so that its sender is refused by version and not as a malformed frame.
      */
-    int PROTOCOL_VERSION = 6;
+    int PROTOCOL_VERSION = 7;
     /** Bytes of a handshake nonce ({@link Hello}, {@link Challenge}). */
     int NONCE_BYTES = 32;
     /** Bytes of a handshake proof (HMAC-SHA256). */
@@ -39,8 +40,12 @@ public sealed interface ControlFrame {
             READ_NACK = 9, NOTIF = 10, PING = 11, BYE = 12, CHALLENGE = 13, PROOF = 14, WRITE_INLINE = 15,
             READ_INLINE = 16, READ_REPLY = 17;
 
-    /** Dialer to acceptor: who I am, a fresh nonce, the channels I want. Carries no secret. */
-    record Hello(int version, String name, long incarnation, byte[] nonce, int channels) implements ControlFrame {
+    /**
+     * Dialer to acceptor: who I am, a fresh nonce, the channels I want, and the most bytes I take in one
+     * WRITE_INLINE ({@code inlineLimit}; 0 in a HELLO of another version). Carries no secret.
+     */
+    record Hello(int version, String name, long incarnation, byte[] nonce, int channels, int inlineLimit)
+            implements ControlFrame {
     }
 
     /**
@@ -54,8 +59,8 @@ public sealed interface ControlFrame {
     record Proof(byte[] proof) implements ControlFrame {
     }
 
-    /** Acceptor to dialer: accepted; the channel count both use. */
-    record HelloOk(String name, long incarnation, int channels) implements ControlFrame {
+    /** Acceptor to dialer: accepted; the channel count both use, the most bytes the acceptor takes in one WRITE_INLINE. */
+    record HelloOk(String name, long incarnation, int channels, int inlineLimit) implements ControlFrame {
     }
 
     /** Refusal with a reason, then the stream closes. */
@@ -140,11 +145,15 @@ public sealed interface ControlFrame {
                 long inc = w.i64();
                 byte[] nonce = w.bytes(NONCE_BYTES);
                 int ch = w.u8();
-                yield new Hello(version, name, inc, nonce, ch);
+                if (version != PROTOCOL_VERSION) {
+                    w.skipRest(); // refused by version; what another version adds is not ours to read
+                    yield new Hello(version, name, inc, nonce, ch, 0);
+                }
+                yield new Hello(version, name, inc, nonce, ch, w.count(MAX_FRAME));
             }
             case CHALLENGE -> new Challenge(w.name(), w.bytes(NONCE_BYTES), w.bytes(PROOF_BYTES));
             case PROOF -> new Proof(w.bytes(PROOF_BYTES));
-            case HELLO_OK -> new HelloOk(w.name(), w.i64(), w.u8());
+            case HELLO_OK -> new HelloOk(w.name(), w.i64(), w.u8(), w.count(MAX_FRAME));
             case REJECT -> {
                 int status = w.i32();
                 int len = w.u16();

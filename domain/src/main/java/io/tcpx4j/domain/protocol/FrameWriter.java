@@ -49,12 +49,13 @@ public final class FrameWriter {
         return out.putInt(1 + payload).put(type);
     }
 
-    public void hello(String name, long incarnation, byte[] nonce, int channels) {
+    /** {@code inlineLimit}: the most bytes this side takes in one WRITE_INLINE. */
+    public void hello(String name, long incarnation, byte[] nonce, int channels, int inlineLimit) {
         exactly(nonce, ControlFrame.NONCE_BYTES, "nonce");
-        frame(ControlFrame.HELLO, 2 + Wire.nameSize(name) + 8 + ControlFrame.NONCE_BYTES + 1)
+        frame(ControlFrame.HELLO, 2 + Wire.nameSize(name) + 8 + ControlFrame.NONCE_BYTES + 1 + 4)
                 .putShort((short) ControlFrame.PROTOCOL_VERSION);
         Wire.putName(out, name);
-        out.putLong(incarnation).put(nonce).put((byte) channels);
+        out.putLong(incarnation).put(nonce).put((byte) channels).putInt(inlineLimit);
     }
 
     public void challenge(String name, byte[] nonce, byte[] proof) {
@@ -77,10 +78,11 @@ public final class FrameWriter {
         }
     }
 
-    public void helloOk(String name, long incarnation, int channels) {
-        frame(ControlFrame.HELLO_OK, Wire.nameSize(name) + 8 + 1);
+    /** {@code inlineLimit}: the most bytes this side takes in one WRITE_INLINE. */
+    public void helloOk(String name, long incarnation, int channels, int inlineLimit) {
+        frame(ControlFrame.HELLO_OK, Wire.nameSize(name) + 8 + 1 + 4);
         Wire.putName(out, name);
-        out.putLong(incarnation).put((byte) channels);
+        out.putLong(incarnation).put((byte) channels).putInt(inlineLimit);
     }
 
     public void reject(TransferException.Code code, String message) {

@@ -123,6 +123,11 @@ public final class Wire {
         return buf.remaining();
     }
 
+    /** Moves past whatever is left, unread. */
+    public void skipRest() {
+        buf.position(buf.limit());
+    }
+
     /** Fails unless every byte was read: trailing garbage is an error, not ignored. */
     public void end() {
         if (buf.hasRemaining()) {

@@ -31,10 +31,10 @@ class ControlStreamFuzzTest {
         byte[] proof = new byte[ControlFrame.PROOF_BYTES];
         Arrays.fill(proof, (byte) 4);
         FrameWriter w = new FrameWriter();
-        w.hello("alpha", 42, nonce, 2);
+        w.hello("alpha", 42, nonce, 2, 32768);
         w.challenge("beta", nonce, proof);
         w.proof(proof);
-        w.helloOk("beta", 7, 2);
+        w.helloOk("beta", 7, 2, 0);
         w.reject(-6, "wrong connection secret");
         w.handles(new byte[][] {new byte[128], new byte[128]});
         w.write(9, 4096, 1024, 4096, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);

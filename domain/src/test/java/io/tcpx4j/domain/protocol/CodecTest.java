@@ -60,6 +60,44 @@ class CodecTest {
                 .hasMessageContaining("wraps");
     }
 
+    /** A HELLO's payload: version, name "peer", incarnation, nonce, channels, then {@code tail}. */
+    private static ByteBuffer helloPayload(int version, byte[] tail) {
+        ByteBuffer b = ByteBuffer.allocate(2 + 1 + 4 + 8 + ControlFrame.NONCE_BYTES + 1 + tail.length);
+        b.putShort((short) version).put((byte) 4).put("peer".getBytes()).putLong(9)
+                .put(new byte[ControlFrame.NONCE_BYTES]).put((byte) 2).put(tail);
+        return b.flip();
+    }
+
+    @Test
+    void helloAndHelloOkCarryTheInlineLimitAndAHelloOfAnotherVersionDecodesForItsRefusal() {
+        FrameWriter w = new FrameWriter();
+        w.helloOk("beta", 7, 2, 131072);
+        FrameReader r = new FrameReader();
+        ByteBuffer p = w.pending();
+        byte[] bytes = new byte[p.remaining()];
+        p.get(bytes);
+        r.feed(bytes);
+        assertThat(r.next()).isEqualTo(new ControlFrame.HelloOk("beta", 7, 2, 131072));
+        // this version: the limit must be there
+        ControlFrame.Hello now = (ControlFrame.Hello) ControlFrame.decode(ControlFrame.HELLO,
+                helloPayload(ControlFrame.PROTOCOL_VERSION, new byte[] {0, 0, 0x40, 0}));
+        assertThat(now.inlineLimit()).isEqualTo(16384);
+        assertThatThrownBy(() -> ControlFrame.decode(ControlFrame.HELLO,
+                helloPayload(ControlFrame.PROTOCOL_VERSION, new byte[0])))
+                .isInstanceOf(TransferException.class).hasMessageContaining("truncated");
+        assertThatThrownBy(() -> ControlFrame.decode(ControlFrame.HELLO,
+                helloPayload(ControlFrame.PROTOCOL_VERSION, new byte[] {(byte) 0x80, 0, 0, 0})))
+                .as("a limit above the largest frame").isInstanceOf(TransferException.class);
+        // an older peer's HELLO (no limit) and a newer one's (more fields) decode as far as the version check needs
+        ControlFrame.Hello older = (ControlFrame.Hello) ControlFrame.decode(ControlFrame.HELLO,
+                helloPayload(ControlFrame.PROTOCOL_VERSION - 1, new byte[0]));
+        assertThat(older.version()).isEqualTo(ControlFrame.PROTOCOL_VERSION - 1);
+        assertThat(older.name()).isEqualTo("peer");
+        ControlFrame.Hello newer = (ControlFrame.Hello) ControlFrame.decode(ControlFrame.HELLO,
+                helloPayload(ControlFrame.PROTOCOL_VERSION + 1, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9}));
+        assertThat(newer.version()).isEqualTo(ControlFrame.PROTOCOL_VERSION + 1);
+    }
+
     @Test
     void framesRoundTripThroughWriterAndReader() {
         FrameWriter w = new FrameWriter();
@@ -67,7 +105,7 @@ class CodecTest {
         Arrays.fill(nonce, (byte) 5);
         byte[] proof = new byte[ControlFrame.PROOF_BYTES];
         Arrays.fill(proof, (byte) 6);
-        w.hello("alpha", 42, nonce, 3);
+        w.hello("alpha", 42, nonce, 3, 65536);
         w.challenge("beta", SECRET, proof);
         w.proof(proof);
         w.write(9, 4096, 1024, 4096, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);
@@ -111,6 +149,7 @@ class CodecTest {
                     assertThat(h.name()).isEqualTo("alpha");
                     assertThat(h.nonce()).isEqualTo(nonce);
                     assertThat(h.channels()).isEqualTo(3);
+                    assertThat(h.inlineLimit()).isEqualTo(65536);
                 }
                 if (f instanceof ControlFrame.Challenge c) {
                     assertThat(c.name()).isEqualTo("beta");

@@ -132,7 +132,7 @@ final class HostileClient implements AutoCloseable {
     byte[] hello(String name) throws IOException {
         byte[] nonce = new byte[ControlFrame.NONCE_BYTES];
         RANDOM.nextBytes(nonce);
-        writer.hello(name, 1234, nonce, 1);
+        writer.hello(name, 1234, nonce, 1, 0);
         flush();
         return nonce;
     }

@@ -162,7 +162,7 @@ class HostilePeerIT {
         }
         // a READ pipelined behind the HELLO, before any proof: at most the CHALLENGE, then the close
         try (HostileClient c = connect()) {
-            c.writer.hello("mallory", 1, new byte[ControlFrame.NONCE_BYTES], 1);
+            c.writer.hello("mallory", 1, new byte[ControlFrame.NONCE_BYTES], 1, 0);
             c.writer.read(1, 0, 0, new long[] {region}, new long[] {REGION}, 1);
             c.flush();
             ControlFrame f = c.next(Duration.ofSeconds(10));
@@ -312,7 +312,7 @@ class HostilePeerIT {
         // everything else the transcript offers: the recorded proofs under the recorded nonce and our name,
         // the target's recorded proof as ours, the recorded proof with the fresh nonce's bytes swapped in
         try (HostileClient c = connect()) {
-            c.writer.hello("mallory", 1, recordedHello.nonce(), 1);
+            c.writer.hello("mallory", 1, recordedHello.nonce(), 1, 0);
             c.flush();
             c.challenge();
             c.writer.proof(recordedProof);
@@ -478,7 +478,7 @@ class HostilePeerIT {
     void truncatedFramesAndSilentSocketsAreDroppedNotKept() throws Exception {
         byte[] hello;
         try (HostileClient probe = connect()) {
-            probe.writer.hello("mallory", 1, new byte[ControlFrame.NONCE_BYTES], 1);
+            probe.writer.hello("mallory", 1, new byte[ControlFrame.NONCE_BYTES], 1, 0);
             ByteBuffer p = probe.writer.pending();
             hello = new byte[p.remaining()];
             p.get(hello);
