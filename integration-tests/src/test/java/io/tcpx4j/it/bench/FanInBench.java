@@ -87,8 +87,9 @@ public final class FanInBench {
         int initiatorIo = args.length > 6 ? Integer.parseInt(args[6]) : LoopbackConfig.defaults().ioThreads();
         IdlePolicy idle = args.length > 7 ? IdlePolicy.valueOf(args[7].toUpperCase(Locale.ROOT)) : IdlePolicy.ADAPTIVE;
         System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
-                + " %d per initiator, devmem %s, idle %s, %d CPUs%n", block, transfers, warmup, targetIo, initiatorIo,
-                devmem ? "on" : "off", idle.name().toLowerCase(Locale.ROOT), Runtime.getRuntime().availableProcessors());
+                + " %d per initiator, devmem %s, idle %s, inline limit %d B (target %d B), %d CPUs%n", block, transfers,
+                warmup, targetIo, initiatorIo, devmem ? "on" : "off", idle.name().toLowerCase(Locale.ROOT), INLINE,
+                TARGET_INLINE, Runtime.getRuntime().availableProcessors());
         System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50   raw TCP GB/s   x raw   "
                 + "raw p50 us  raw p99 us  raw p99/p50");
         for (int k : ks) {
@@ -111,9 +112,11 @@ public final class FanInBench {
 
     /** The engines' inline limit: {@code -Dbench.inline=BYTES}, else the engine default. */
     private static final int INLINE = Integer.getInteger("bench.inline", EngineConfig.DEFAULT_INLINE);
+    /** The target's own inline limit, which bounds the initiators' inline WRITEs: {@code -Dbench.target-inline=BYTES}. */
+    private static final int TARGET_INLINE = Integer.getInteger("bench.target-inline", INLINE);
 
-    private static EngineConfig config(String name, IdlePolicy idle) {
-        return LoopbackNode.config(name).withIdle(idle).withInlineLimit(INLINE);
+    private static EngineConfig config(String name, IdlePolicy idle, int inline) {
+        return LoopbackNode.config(name).withIdle(idle).withInlineLimit(inline);
     }
 
     static Result run(int k, int block, int transfers, int warmup, int targetIo, int initiatorIo, boolean devmem,
@@ -122,7 +125,7 @@ public final class FanInBench {
         List<LoopbackNode> initiators = new ArrayList<>();
         Set<Integer> seen = SCHED ? RunQueueWait.tids() : new HashSet<>();
         Map<Integer, String> engineThreads = new LinkedHashMap<>();
-        try (LoopbackNode target = LoopbackNode.start(config("fanin-target", idle),
+        try (LoopbackNode target = LoopbackNode.start(config("fanin-target", idle, TARGET_INLINE),
                 transport.withIoThreads(targetIo))) {
             name(engineThreads, seen, "target");
             long region = target.allocate((long) k * block);
@@ -130,7 +133,7 @@ public final class FanInBench {
             long[] sources = new long[k];
             try {
                 for (int i = 0; i < k; i++) {
-                    LoopbackNode n = LoopbackNode.start(config("fanin-" + i, idle),
+                    LoopbackNode n = LoopbackNode.start(config("fanin-" + i, idle, INLINE),
                             transport.withIoThreads(initiatorIo));
                     initiators.add(n);
                     name(engineThreads, seen, "initiator " + i);
