@@ -129,8 +129,10 @@ final class ControlStream {
     /**
      * Reads what the socket has, at most {@link #READ_BUDGET} fills (one chatty peer cannot hold the
      * agent), and hands every complete frame to {@code handler} until the stream is closed (a connection
-     * that ends closes its stream). Returns the fills that brought bytes, or -1 at end of stream; a
-     * malformed frame throws as {@link #next} does, naming {@code peer}.
+     * that ends closes its stream). Plain TCP stops at a fill that left room in the buffer: the socket
+     * had nothing more queued, and a second read would cost a system call to learn it (a transfer's
+     * frame usually arrives in one read). Returns the fills that brought bytes, or -1 at end of stream;
+     * a malformed frame throws as {@link #next} does, naming {@code peer}.
      */
     int readFrames(Supplier<Object> peer, Consumer<ControlFrame> handler) throws IOException {
         readAgain = false;
@@ -147,6 +149,9 @@ final class ControlStream {
             ControlFrame f;
             while (sock.isOpen() && (f = next(peer.get())) != null) {
                 handler.accept(f);
+            }
+            if (tls == null && reader.drained()) {
+                break;
             }
         }
         readAgain = fills == READ_BUDGET;

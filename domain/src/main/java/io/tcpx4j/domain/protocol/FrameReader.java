@@ -20,6 +20,8 @@ public final class FrameReader {
     private int consumed;
     private int maxFrame = ControlFrame.MAX_FRAME;
     private int needCapacity;
+    /** The last {@link #fill} left room in the buffer: the channel had no more bytes at that moment. */
+    private boolean drained;
 
     /** Caps the frame length accepted from here on (small until a peer has authenticated). */
     public void maxFrame(int bytes) {
@@ -36,7 +38,18 @@ public final class FrameReader {
         if (!in.hasRemaining()) {
             grow();
         }
-        return channel.read(in);
+        int n = channel.read(in);
+        drained = n >= 0 && in.hasRemaining();
+        return n;
+    }
+
+    /**
+     * Whether the last {@link #fill} read less than the buffer had room for. From a socket that means
+     * nothing more was queued then, so another read now would find nothing; a channel that buffers on
+     * its own (TLS) may still hold bytes.
+     */
+    public boolean drained() {
+        return drained;
     }
 
     /** Appends bytes (tests, fuzzing). */

@@ -5,7 +5,10 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayInputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ReadableByteChannel;
 import java.util.Arrays;
 import java.util.Random;
 
@@ -96,6 +99,36 @@ class CodecTest {
         ControlFrame.Hello newer = (ControlFrame.Hello) ControlFrame.decode(ControlFrame.HELLO,
                 helloPayload(ControlFrame.PROTOCOL_VERSION + 1, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9}));
         assertThat(newer.version()).isEqualTo(ControlFrame.PROTOCOL_VERSION + 1);
+    }
+
+    @Test
+    void aFillThatLeavesRoomSaysTheChannelIsDrained() throws Exception {
+        FrameWriter w = new FrameWriter();
+        w.writeAck(1, 0);
+        ByteBuffer p = w.pending();
+        byte[] small = new byte[p.remaining()];
+        p.get(small);
+        FrameReader r = new FrameReader();
+        assertThat(r.fill(Channels.newChannel(new ByteArrayInputStream(small)))).isEqualTo(small.length);
+        assertThat(r.drained()).as("one frame, room left").isTrue();
+        assertThat(r.next()).isEqualTo(new ControlFrame.WriteAck(1, 0));
+        // more queued than the buffer holds: the fill stops full, and the bytes after it still count
+        FrameWriter many = new FrameWriter();
+        for (int i = 0; i < 2000; i++) {
+            many.writeAck(i, 0);
+        }
+        ByteBuffer q = many.pending();
+        byte[] big = new byte[q.remaining()];
+        q.get(big);
+        ReadableByteChannel ch = Channels.newChannel(new ByteArrayInputStream(big));
+        int frames = 0;
+        do {
+            assertThat(r.fill(ch)).isPositive();
+            while (r.next() != null) {
+                frames++;
+            }
+        } while (!r.drained());
+        assertThat(frames).isEqualTo(2000);
     }
 
     @Test
