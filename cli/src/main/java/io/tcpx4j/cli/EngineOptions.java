@@ -29,7 +29,7 @@ final class EngineOptions {
     int channels;
 
     @Option(names = "--chunk-size", paramLabel = "SIZE", defaultValue = "512K", converter = Sizes.Converter.class,
-            description = "Bytes per chunk on the wire, up to 4M (TCPX holds at most 2048 4-KiB pages per receive); a transfer whose chunks would load one channel more than another goes in equal chunks, a whole number per channel, each at least 128K. Default: ${DEFAULT-VALUE}.")
+            description = "Bytes per chunk on the wire, up to 4M (TCPX holds at most 2048 4-KiB pages per receive); a transfer whose chunks would load one channel more than another goes in equal chunks, a whole number per channel, each at least 128K, when no other chunk waits. Default: ${DEFAULT-VALUE}.")
     long chunkSize;
 
     @Option(names = "--inline-limit", paramLabel = "SIZE", defaultValue = "32K", converter = Sizes.OrZeroConverter.class,

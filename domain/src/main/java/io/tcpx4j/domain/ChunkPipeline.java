@@ -375,6 +375,15 @@ final class ChunkPipeline {
                 && channels.outstandingRequests() == 0;
     }
 
+    /**
+     * Whether no chunk of the sending direction waits to be posted or gathered. Requests already on the
+     * transport do not count: a finished one stays there until the next test, which a transfer that
+     * follows the last at once (a READ target's next request) would otherwise always find.
+     */
+    boolean sendsIdle() {
+        return out.queue.isEmpty() && out.gathered.isEmpty();
+    }
+
     /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
     int outstandingRequests() {
         return channels.outstandingRequests();

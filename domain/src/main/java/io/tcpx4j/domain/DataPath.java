@@ -129,7 +129,7 @@ final class DataPath implements ChunkPipeline.Completions {
             startInline(p, n);
         } else if (p.write()) {
             OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(),
-                    ChunkPlan.spreadChunk(p.lengths(), cfg.chunkSize(), p.packing(), channels.size()), p.packing());
+                    sendChunk(p.lengths(), p.packing()), p.packing());
             writer.write(op.xferId, op.chunkSize, op.pack, op.packedChunk, p.notification(), p.remoteAddresses(),
                     p.lengths(), n);
             awaitingAck.put(op.xferId, op);
@@ -229,8 +229,7 @@ final class DataPath implements ChunkPipeline.Completions {
             return;
         }
         Packing packing = packs(regions) ? Packing.of(LocalRegion.oneKind(regions), cfg).min(accepted) : Packing.NONE;
-        OutOp op = new OutOp(null, xfer, addresses, lengths, regions,
-                ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), packing, channels.size()), packing);
+        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, sendChunk(lengths, packing), packing);
         writer.readData(xfer, op.chunkSize, op.pack, op.packedChunk);
         if (op.chunks == 0) {
             op.releaseRegions();
@@ -238,6 +237,18 @@ final class DataPath implements ChunkPipeline.Completions {
             live.add(op);
             pipeline.send(op);
         }
+    }
+
+    /**
+     * The chunk size to announce for data this side sends: equal chunks over the channels
+     * ({@link ChunkPlan#spreadChunk}) when no chunk of this connection waits to be posted, the configured
+     * size otherwise. Transfers queued behind others keep the channels busy as they are, and smaller
+     * chunks would only add per-chunk work: two H100s, 512 transfers of 1 MiB posted at once over 8
+     * channels, 1 MiB as eight chunks of 128 KiB moved 4.2–8.3 GB/s against 6.2–13.0 as two of 512 KiB.
+     */
+    private int sendChunk(long[] lengths, Packing packing) {
+        return pipeline.sendsIdle() ? ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), packing, channels.size())
+                : cfg.chunkSize();
     }
 
     private void onReadData(ControlFrame.ReadData d) {

@@ -1,6 +1,12 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.domain.protocol.RegionMetadata;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -12,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A transfer that would load one channel more than another travels in equal chunks, a whole number per
  * channel ({@link ChunkPlan#spreadChunk}), WRITE and READ alike, announced by the data sender, every byte
- * in place.
+ * in place; one queued behind others of the same connection keeps the configured chunk.
  */
 class SpreadTransferTest {
 
@@ -50,6 +56,29 @@ class SpreadTransferTest {
         pair.transferAndCheck(write, new long[] {2560 * KIB});
         assertThat(sends()).as("five chunks of 512 KiB become three of 428 KiB per channel").hasSize(15)
                 .endsWith(428 * KIB, 428 * KIB, 428 * KIB, 428 * KIB, 428 * KIB, 420 * KIB);
+    }
+
+    @Test
+    void aTransferQueuedBehindAnotherKeepsTheConfiguredChunk() {
+        pair = new EnginePair(EngineConfig.defaults("alpha").withInlineLimit(0),
+                EngineConfig.defaults("beta").withInlineLimit(0), CountingTransportDouble::new);
+        long size = 256 * KIB;
+        long src = pair.randomBuffer(2 * size);
+        long dst = pair.alloc(2 * size);
+        pair.a.register(new MemoryDescriptor(src, 2 * size, MemoryKind.DRAM, 0));
+        MemoryDescriptor dstRange = new MemoryDescriptor(dst, 2 * size, MemoryKind.DRAM, 0);
+        pair.b.register(dstRange);
+        pair.a.loadRemoteMetadata("beta", new RegionMetadata("beta", dstRange).encode());
+        List<Transfer> both = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            both.add(pair.a.session("beta").write(List.of(new MemoryDescriptor(src + i * size, size, MemoryKind.DRAM, 0)),
+                    List.of(new MemoryDescriptor(dst + i * size, size, MemoryKind.DRAM, 0)), null));
+        }
+        assertThat(pair.pump(() -> both.stream().allMatch(t -> t.status().isTerminal()))).isTrue();
+        assertThat(both).allMatch(t -> t.status() == TransferStatus.DONE);
+        assertThat(EnginePair.read(dst, 2 * size)).isEqualTo(EnginePair.read(src, 2 * size));
+        assertThat(sends()).as("the first spread over both channels, the second behind it whole")
+                .containsExactlyInAnyOrder(128 * KIB, 128 * KIB, 256 * KIB);
     }
 
     @ParameterizedTest(name = "write {0}")
