@@ -144,7 +144,7 @@ final class ChunkPipeline {
                 region = lane.region(staged);
                 address = lane.address(staged);
                 if (lane.sends) {
-                    gather(op, address);
+                    NativeMemory.gather(op.addresses, op.lengths, op.nextDesc(), op.nextRunEnd(), address);
                 }
             } else {
                 region = op.regions[op.nextDesc()];
@@ -228,24 +228,6 @@ final class ChunkPipeline {
             next += len;
         }
         return true;
-    }
-
-    /** Copies the next (packed) chunk's descriptors of {@code op}, host memory, back to back to {@code to}. */
-    private static void gather(ChunkPlan op, long to) {
-        for (int i = op.nextDesc(), end = op.nextRunEnd(); i < end; i++) {
-            long len = op.lengths[i];
-            NativeMemory.copy(op.addresses[i], to, len);
-            to += len;
-        }
-    }
-
-    /** Copies a packed chunk received at {@code from} out to descriptors {@code [first, end)} of {@code op}. */
-    private static void scatter(ChunkPlan op, long from, int first, int end) {
-        for (int i = first; i < end; i++) {
-            long len = op.lengths[i];
-            NativeMemory.copy(from, op.addresses[i], len);
-            from += len;
-        }
     }
 
     /** The group's registration on {@code comm} (whose ring is {@code ring}), registering it there on first use. */
@@ -355,7 +337,9 @@ final class ChunkPipeline {
                 int staged = ch.rx.headStaged();
                 if (staged >= 0) {
                     // a host buffer it landed in; runs scattered by the unpacker have an empty run left here
-                    scatter(ch.rx.headPlan(), ch.rx.headDestination(), ch.rx.headRunFirst(), ch.rx.headRunEnd());
+                    ChunkPlan plan = ch.rx.headPlan();
+                    NativeMemory.scatter(ch.rx.headDestination(), plan.addresses, plan.lengths, ch.rx.headRunFirst(),
+                            ch.rx.headRunEnd());
                     in.give(staged);
                 }
                 InOp op = (InOp) ch.rx.retire();
@@ -376,9 +360,8 @@ final class ChunkPipeline {
     }
 
     /**
-     * Whether no chunk of the sending direction waits to be posted or gathered. Requests already on the
-     * transport do not count: a finished one stays there until the next test, which a transfer that
-     * follows the last at once (a READ target's next request) would otherwise always find.
+     * Whether no chunk of the sending direction waits to be posted or gathered; requests on the transport,
+     * finished or not, do not count (a READ target's next request would always find its last one's).
      */
     boolean sendsIdle() {
         return out.queue.isEmpty() && out.gathered.isEmpty();

@@ -63,8 +63,9 @@ class ChunkPlan {
 
     /**
      * The chunk size a data sender announces for a transfer of {@code lengths} over {@code channels}
-     * channels that have no other chunk waiting (DataPath asks only then). Chunks go to the channels in turn, so a transfer whose chunk count is not a multiple of
-     * the channel count, or whose chunks differ in size, loads one channel more than another. Such a
+     * channels that have no other chunk waiting (DataPath asks only then). Chunks go to the channels in
+     * turn, so a transfer whose chunk count is not a multiple of the channel count, or whose chunks
+     * differ in size, loads one channel more than another. Such a
      * transfer is cut into equal chunks, a whole number per channel (its total over the chunk count
      * rounded up to whole rounds, a multiple of 4 KiB, at least {@link #SPREAD_FLOOR}), where that takes
      * no more chunks than those rounds: on two channels a lone 256 KiB descriptor goes as two 128 KiB

@@ -63,13 +63,10 @@ final class DataPath implements ChunkPipeline.Completions {
     private final Map<Long, OutOp> awaitingAck = new HashMap<>();
     private final Map<Long, Post> awaitingData = new HashMap<>();
     private final Set<ChunkPlan> live = Collections.newSetFromMap(new IdentityHashMap<>());
-    /** Largest WRITE sent inline: the lower of both sides' inline limits (a target many peers write into may lower its own). */
+    /** Largest WRITE sent inline: the lower of both sides' limits (a target many peers write into lowers its own). */
     private final int writeInlineLimit;
 
-    /**
-     * {@code deliver} takes the notifications that arrive for this engine; {@code peerInlineLimit}: the
-     * most bytes the peer takes in one WRITE_INLINE (its handshake's), which bounds this side's own limit.
-     */
+    /** {@code deliver} takes the notifications that arrive; {@code peerInlineLimit}: as the peer's handshake said. */
     DataPath(String engineName, String peerName, EngineConfig cfg, NetTransport transport, Unpacker unpacker,
              RegionRegistry registry, FrameWriter writer, Consumer<byte[]> deliver, ChannelGroup channels,
              int peerInlineLimit) {
@@ -160,7 +157,7 @@ final class DataPath implements ChunkPipeline.Completions {
     }
 
     private void onWrite(ControlFrame.Write w) {
-        Packing packing = announced(w.chunkSize(), new Packing(w.pack(), w.packedChunk()), null);
+        Packing packing = Packing.announced(w.chunkSize(), new Packing(w.pack(), w.packedChunk()), null);
         LocalRegion[] regions = new LocalRegion[w.lengths().length];
         int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
         if (refusal == 0 && packing.packs() && (!packs(regions)
@@ -241,10 +238,8 @@ final class DataPath implements ChunkPipeline.Completions {
 
     /**
      * The chunk size to announce for data this side sends: equal chunks over the channels
-     * ({@link ChunkPlan#spreadChunk}) when no chunk of this connection waits to be posted, the configured
-     * size otherwise. Transfers queued behind others keep the channels busy as they are, and smaller
-     * chunks would only add per-chunk work: two H100s, 512 transfers of 1 MiB posted at once over 8
-     * channels, 1 MiB as eight chunks of 128 KiB moved 4.2–8.3 GB/s against 6.2–13.0 as two of 512 KiB.
+     * ({@link ChunkPlan#spreadChunk}) while no chunk of this connection waits to be posted; behind others
+     * the channels are busy anyway and smaller chunks only add per-chunk work (docs/PERFORMANCE.md).
      */
     private int sendChunk(long[] lengths, Packing packing) {
         return pipeline.sendsIdle() ? ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), packing, channels.size())
@@ -256,7 +251,7 @@ final class DataPath implements ChunkPipeline.Completions {
         if (p == null) {
             throw disconnect("READ_DATA for unknown transfer " + d.xfer());
         }
-        Packing packing = announced(d.chunkSize(), new Packing(d.pack(), d.packedChunk()), p.packing());
+        Packing packing = Packing.announced(d.chunkSize(), new Packing(d.pack(), d.packedChunk()), p.packing());
         receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(), packing,
                 p.notification(), 0));
     }
@@ -277,13 +272,9 @@ final class DataPath implements ChunkPipeline.Completions {
         }
     }
 
-    /** Copies {@code data} into host memory: its first {@code lengths[0]} bytes to {@code addresses[0]}, and so on. */
+    /** Copies {@code data} (a view into the frame reader's direct buffer) out to host memory ranges, in order. */
     private static void scatter(ByteBuffer data, long[] addresses, long[] lengths) {
-        long from = NativeMemory.address(data) + data.position(); // a view into the frame reader's direct buffer
-        for (int i = 0; i < addresses.length; i++) {
-            NativeMemory.copy(from, addresses[i], lengths[i]);
-            from += lengths[i];
-        }
+        NativeMemory.scatter(NativeMemory.address(data) + data.position(), addresses, lengths, 0, addresses.length);
     }
 
     private void onReadNack(ControlFrame.ReadNack n) {
@@ -309,17 +300,6 @@ final class DataPath implements ChunkPipeline.Completions {
     private boolean packs(LocalRegion[] regions) {
         MemoryKind kind = LocalRegion.oneKind(regions);
         return kind != null && unpacker.reaches(kind);
-    }
-
-    /** Checks an announced chunk size and packing, which may not exceed {@code offered} (null: any); returns it. */
-    private static Packing announced(int chunk, Packing packing, Packing offered) {
-        if (chunk < 1 || chunk > EngineConfig.MAX_CHUNK) {
-            throw disconnect("peer announced chunk size " + chunk);
-        }
-        if (!packing.isValid(chunk) || (offered != null && !packing.within(offered))) {
-            throw disconnect("peer announced " + packing + " with chunks of " + chunk + ", offered " + offered);
-        }
-        return packing;
     }
 
     // ------------------------------------------------------------------ progress

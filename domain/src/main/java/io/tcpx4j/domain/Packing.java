@@ -1,6 +1,8 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 
 /**
  * How one transfer packs small descriptors ({@link ChunkPlan}): consecutive descriptors of at most
@@ -71,6 +73,21 @@ record Packing(int limit, int chunk) {
     /** Whether this is a packing a peer may announce with chunks of {@code chunkSize} bytes. */
     boolean isValid(int chunkSize) {
         return (limit == 0 && chunk == 0) || (limit > 0 && limit <= chunk && chunk <= chunkSize);
+    }
+
+    /**
+     * Checks a chunk size and packing a peer announced, which may not exceed {@code offered} (null: any);
+     * returns the packing, or throws REMOTE_DISCONNECT (a peer that announces garbage is dropped).
+     */
+    static Packing announced(int chunk, Packing packing, Packing offered) {
+        if (chunk < 1 || chunk > EngineConfig.MAX_CHUNK) {
+            throw new TransferException(Code.REMOTE_DISCONNECT, "peer announced chunk size " + chunk);
+        }
+        if (!packing.isValid(chunk) || (offered != null && !packing.within(offered))) {
+            throw new TransferException(Code.REMOTE_DISCONNECT,
+                    "peer announced " + packing + " with chunks of " + chunk + ", offered " + offered);
+        }
+        return packing;
     }
 
     /** Whether this packing's chunks and limit are within {@code other}'s. */

@@ -69,6 +69,27 @@ public final class NativeMemory {
         UNSAFE.copyMemory(source, destination, length);
     }
 
+    /**
+     * Copies ranges {@code first..end-1} ({@code addresses[i]}, {@code lengths[i]} bytes) back to back to
+     * {@code to}; returns the bytes copied.
+     */
+    public static long gather(long[] addresses, long[] lengths, int first, int end, long to) {
+        long at = to;
+        for (int i = first; i < end; i++) {
+            UNSAFE.copyMemory(addresses[i], at, lengths[i]);
+            at += lengths[i];
+        }
+        return at - to;
+    }
+
+    /** Copies the bytes back to back at {@code from} out to ranges {@code first..end-1}, as gather reads them. */
+    public static void scatter(long from, long[] addresses, long[] lengths, int first, int end) {
+        for (int i = first; i < end; i++) {
+            UNSAFE.copyMemory(from, addresses[i], lengths[i]);
+            from += lengths[i];
+        }
+    }
+
     public static void fill(long address, long length, byte value) {
         UNSAFE.setMemory(address, length, value);
     }

@@ -59,7 +59,7 @@ public sealed interface ControlFrame {
     record Proof(byte[] proof) implements ControlFrame {
     }
 
-    /** Acceptor to dialer: accepted; the channel count both use, the most bytes the acceptor takes in one WRITE_INLINE. */
+    /** Acceptor to dialer: accepted; the channel count both use and the most bytes it takes in one WRITE_INLINE. */
     record HelloOk(String name, long incarnation, int channels, int inlineLimit) implements ControlFrame {
     }
 

@@ -175,11 +175,8 @@ public final class FrameWriter {
     }
 
     private void putBytes(long[] sources, long[] lengths, int n) {
-        for (int i = 0; i < n; i++) {
-            int len = (int) lengths[i];
-            NativeMemory.copy(sources[i], NativeMemory.address(out) + out.position(), len);
-            out.position(out.position() + len);
-        }
+        long bytes = NativeMemory.gather(sources, lengths, 0, n, NativeMemory.address(out) + out.position());
+        out.position(out.position() + (int) bytes);
     }
 
     private void putRanges(long[] addresses, long[] lengths, int n) {
