@@ -104,6 +104,26 @@ abstract class TcpxComm {
 
     abstract boolean receiving();
 
+    /** Remembers the first failure of the data path (misuse aside) and returns it; see {@link #failure}. */
+    TransferException failed(TransferException e) {
+        if (failure == null && e.code() != TransferException.Code.INVALID_PARAM) {
+            failure = e;
+        }
+        return e;
+    }
+
+    void throwIfFailed() {
+        if (failure != null) {
+            throw new TransferException(failure.code(), this + " failed before: " + failure.getMessage(), failure);
+        }
+    }
+
+    void checkOpen() {
+        if (closed) {
+            throw new TransferException(TransferException.Code.INVALID_PARAM, this + " is closed");
+        }
+    }
+
     static final class Send extends TcpxComm implements SendComm {
         Send(TcpxTransport owner, int device, long pointer) {
             super(owner, device, pointer);

@@ -177,7 +177,7 @@ public final class TcpxTransport implements NetTransport {
     public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
         TcpxComm c = commOf(comm);
         TcpxRegistration r = Registrar.covering(c, address, size, registration);
-        checkNotFailed(c);
+        c.throwIfFailed();
         if (c.outstanding() >= MAX_REQUESTS) {
             return null;
         }
@@ -191,7 +191,7 @@ public final class TcpxTransport implements NetTransport {
         TcpxComm c = commOf(comm);
         TcpxComm.Recv rc0 = (TcpxComm.Recv) c;
         TcpxRegistration r = Registrar.covering(c, address, size, registration);
-        checkNotFailed(c);
+        c.throwIfFailed();
         if (c.outstanding() >= MAX_REQUESTS) {
             return null;
         }
@@ -199,7 +199,7 @@ public final class TcpxTransport implements NetTransport {
             try {
                 unpackHandles.readBounceBase(rc0);
             } catch (TransferException e) {
-                throw failed(c, e);
+                throw c.failed(e);
             }
         }
         NativeMemory.putLong(c.recvData, address);
@@ -216,7 +216,7 @@ public final class TcpxTransport implements NetTransport {
             return null; // TCPX returns ncclInternalError when its request slots are full
         }
         if (rc != NcclResult.SUCCESS) {
-            throw failed(c, NcclResult.data(call, rc));
+            throw c.failed(NcclResult.data(call, rc));
         }
         long req = NativeMemory.getLong(c.outSlot);
         if (req == 0) {
@@ -232,8 +232,8 @@ public final class TcpxTransport implements NetTransport {
     public boolean test(NetRequest request) {
         TcpxNetRequest r = requestOf(request);
         TcpxComm c = r.comm;
-        checkComm(c);
-        checkNotFailed(c);
+        c.checkOpen();
+        c.throwIfFailed();
         if (r.state != TcpxNetRequest.State.POSTED || c.testHead() != r) {
             throw new TransferException(INVALID_PARAM, "test only the oldest uncompleted request of a comm (TCPX is"
                     + " FIFO); " + r + " is not");
@@ -241,7 +241,7 @@ public final class TcpxTransport implements NetTransport {
         NativeMemory.putInt(c.doneSlot, 0);
         int rc = plugin.test(r.pointer, c.doneSlot, c.testSizeSlot);
         if (rc != NcclResult.SUCCESS) {
-            throw failed(c, NcclResult.data("test", rc));
+            throw c.failed(NcclResult.data("test", rc));
         }
         if (NativeMemory.getInt(c.doneSlot) == 0) {
             return false;
@@ -353,29 +353,9 @@ public final class TcpxTransport implements NetTransport {
             throw new TransferException(INVALID_PARAM, "not a comm of this TCPX transport: " + comm);
         }
         if (!allowClosed) {
-            checkComm(c);
+            c.checkOpen();
         }
         return c;
-    }
-
-    /** Remembers the first failure of a comm's data path (misuse aside); see {@link TcpxComm#failure}. */
-    private static TransferException failed(TcpxComm c, TransferException e) {
-        if (c.failure == null && e.code() != INVALID_PARAM) {
-            c.failure = e;
-        }
-        return e;
-    }
-
-    private static void checkNotFailed(TcpxComm c) {
-        if (c.failure != null) {
-            throw new TransferException(c.failure.code(), c + " failed before: " + c.failure.getMessage(), c.failure);
-        }
-    }
-
-    private static void checkComm(TcpxComm c) {
-        if (c.closed) {
-            throw new TransferException(INVALID_PARAM, c + " is closed");
-        }
     }
 
     private TcpxNetRequest requestOf(NetRequest request) {
