@@ -8,6 +8,8 @@
 #               unpack-kernel suite once per ptx/*.ptx variant            -> tests.log
 #     callpath  CallPathBench: host ns per driver call, direct against JCuda (CALLPATH_ARGS)
 #                                                      -> appended to callpath.md
+#     staging   StagingBench: staging-copy latency by size, bounce pages in host memory to the GPU
+#               through the unpacker and the copy engine (STAGING_ARGS)  -> appended to callpath.md
 #     unpack    UnpackBench, shipped kernel and every ptx/*.ptx variant (or those in UNPACK_PTX,
 #               which may be empty)                    -> appended to unpack.md (errors to run.log)
 #     kv        `tcpx4j bench` KV-cache-shaped rows (KV_ROWS, default 16K:256:150 32K:128:150 64K:64:200
@@ -72,6 +74,10 @@ for stage in "$@"; do
   callpath)
     log "CallPathBench"
     timeout 120 $J -cp "$CP" io.tcpx4j.cuda.CallPathBench ${CALLPATH_ARGS:-} 2>&1 | tee -a "$OUT/callpath.md"
+    ;;
+  staging)
+    log "StagingBench"
+    timeout 120 $J -cp "$CP" io.tcpx4j.cuda.StagingBench ${STAGING_ARGS:-} 2>&1 | tee -a "$OUT/callpath.md"
     ;;
   unpack)
     log "UnpackBench"
