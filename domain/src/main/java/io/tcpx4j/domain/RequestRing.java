@@ -207,13 +207,7 @@ final class RequestRing {
 
     /** Removes the oldest request, which must have tested complete, and returns its plan. */
     ChunkPlan retire() {
-        Slot s = slots[head];
-        ChunkPlan plan = s.plan;
-        s.plan = null;
-        s.request = null;
-        head = slot(head, 1);
-        count--;
         tested--;
-        return plan;
+        return retireUntested();
     }
 }
