@@ -59,8 +59,10 @@ final class GpuNode implements AutoCloseable {
         this.kind = memory instanceof CudaDeviceMemory ? MemoryKind.VRAM : MemoryKind.DRAM;
         this.device = device;
         this.unpacker = memory instanceof CudaDeviceMemory cuda ? new CudaUnpacker(cuda, device) : new CpuUnpacker();
+        // Receives into host memory land in place on a DRAM node (as the CLI and the NIXL backend run it);
+        // receives into device memory always go through bounce pages.
         this.transport = new LoopbackTransport(LoopbackConfig.defaults().withSocketsPerComm(sockets)
-                .withIoThreads(ioThreads), memory);
+                .withIoThreads(ioThreads).withDevmem(kind == MemoryKind.VRAM), memory);
         this.engine = new Engine(EngineConfig.defaults(name).withChannels(channels).withChunkSize(chunkSize),
                 transport, memory, unpacker,
                 Clock.SYSTEM);

@@ -48,7 +48,8 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>
  * java -cp ... io.tcpx4j.it.gpu.GpuPairBench [--kind VRAM|DRAM] [--gpu 0] [--peer-gpu 1]
  *      [--channels 2] [--sockets 2] [--io-threads 2] [--chunk 512K] [--sizes 4K,64K,1M,16M,64M] [--reps 3]
- *      [--bytes-per-rep 512M] [--raw true] [--profile false] [--label name] [--out results.jsonl]
+ *      [--bytes-per-rep 512M] [--warmup-seconds 3] [--raw true] [--profile false] [--label name]
+ *      [--out results.jsonl]
  * </pre>
  *
  * <p>This process (the initiator) runs its engine on GPU {@code --gpu} and starts a child JVM, the
@@ -58,9 +59,12 @@ import java.util.concurrent.locks.LockSupport;
  * to move about {@code --bytes-per-rep} (at least 8, at most 2000), all at once, each with a
  * notification; it ends for READ when every transfer is DONE here, for WRITE when the target has
  * received every notification (so every byte has landed there) and said so with a notification back.
- * The median of {@code --reps} is reported after one warm-up. After each size the destination is
- * checked against the source by CRC32C (each side checksums its own memory), having been poisoned
- * before.
+ * Before the first measured size, repetitions of every size and both ops run for
+ * {@code --warmup-seconds} (at least one pass), so that no row is measured while the JIT still
+ * compiles the engines' paths: a 1 MiB row measured first read half of what it read after the larger
+ * sizes. The median of {@code --reps} is reported after one further warm-up repetition. After each
+ * size the destination is checked against the source by CRC32C (each side checksums its own memory),
+ * having been poisoned before.
  *
  * <p>Raw TCP: the child connects {@code channels x sockets} sockets, and every block is striped over
  * them (one writer thread per socket there, one reader per socket here), host memory to host memory;
@@ -71,7 +75,8 @@ import java.util.concurrent.locks.LockSupport;
  * lines starting with {@code PROFILE}.
  *
  * <p>Output: one JSON object per line on stdout (and appended to {@code --out}).
- * {@code --kind DRAM} runs the same code on host memory without a GPU (plumbing checks).
+ * {@code --kind DRAM} runs the same engines on host memory, receives landing in place (no GPU needed):
+ * what the engine moves at this socket count without the copies through the GPU's PCIe link.
  */
 public final class GpuPairBench {
 
@@ -95,6 +100,7 @@ public final class GpuPairBench {
                 "sockets", "2", "io-threads", "2", "sizes", "4K,16K,64K,256K,1M,4M,16M,64M", "reps", "3",
                 "bytes-per-rep", "512M", "raw", "true"));
         opts.put("chunk", "512K");
+        opts.put("warmup-seconds", "3");
         opts.put("role", "initiator");
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (!args[i].startsWith("--")) {
@@ -339,8 +345,20 @@ public final class GpuPairBench {
             command("PEER initiator " + b64(node.engine.connInfo()), "OK");
             Session session = node.engine.session("target");
             int round = 0;
+            long warmUntil = System.nanoTime() + (long) (Double.parseDouble(opts.get("warmup-seconds")) * 1e9);
+            do {
+                for (long size : sizes()) {
+                    int count = transfersPerRep(size);
+                    String name = "r" + round++;
+                    command("EXPECT " + name + " " + count, "OK");
+                    writeRound(node, session, src.slice(0, size), remoteDst.slice(0, size), count, name);
+                    name = "r" + round++;
+                    command("EXPECT " + name + " " + count, "OK");
+                    readRound(node, session, dst.slice(0, size), remoteSrc.slice(0, size), count, name);
+                }
+            } while (System.nanoTime() < warmUntil);
             for (long size : sizes()) {
-                int count = (int) Math.max(8, Math.min(2000, parseSize(opts.get("bytes-per-rep")) / size));
+                int count = transfersPerRep(size);
                 for (String op : new String[] {"WRITE", "READ"}) {
                     command("POISON", "OK");
                     node.poison(dst, (byte) 0xA5);
@@ -394,6 +412,11 @@ public final class GpuPairBench {
             }
             memory.close();
         }
+    }
+
+    /** Transfers of {@code size} in one repetition: about {@code --bytes-per-rep}, 8 to 2000. */
+    private int transfersPerRep(long size) {
+        return (int) Math.max(8, Math.min(2000, parseSize(opts.get("bytes-per-rep")) / size));
     }
 
     /** The target's buffer at {@code address}, inside the region a metadata blob describes. */

@@ -23,7 +23,7 @@ class GpuPairBenchPlumbingTest {
     void writeReadAndRawRoundsRunVerifiedBetweenTwoProcesses(@TempDir Path tmp) throws Exception {
         Path out = tmp.resolve("pair.jsonl");
         GpuPairBench.run("--kind", "DRAM", "--sizes", "4K,1M", "--reps", "1", "--bytes-per-rep", "2M",
-                "--out", out.toString());
+                "--warmup-seconds", "0", "--out", out.toString());
 
         List<String> lines = Files.readAllLines(out);
         assertThat(lines).hasSize(6);
