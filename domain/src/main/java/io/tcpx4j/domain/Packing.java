@@ -22,7 +22,7 @@ record Packing(int limit, int chunk) {
     /**
      * Most bytes of a packed chunk of host memory. The CPU copies it on both sides; at this size the copies
      * of one chunk overlap the wire time of its neighbours, where 512 KiB chunks moved 16 KiB × 256 and
-     * 64 KiB × 64 posts up to a third slower (docs/PERFORMANCE.md, KV-cache-shaped transfers).
+     * 64 KiB × 64 posts up to a third slower (commit d20ce0d).
      */
     static final int HOST_CHUNK = 128 * 1024;
 

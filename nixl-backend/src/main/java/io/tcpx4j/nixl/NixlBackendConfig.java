@@ -190,7 +190,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
      * 128 KiB, where a transfer goes in two chunks side by side (tcpx_bench on 16 CPUs, 256 KiB WRITE:
      * 49-75 us chunked against 72-94 inline; 1 MiB WRITE: 115-124 us chunked against 339-434); with
      * fewer the pollers' own calls move them, and chunks win above 512 KiB (1 MiB WRITE 175-198 us
-     * chunked against 303-325 inline on 2 CPUs, 512 KiB the same either way; docs/PERFORMANCE.md).
+     * chunked against 303-325 inline on 2 CPUs, 512 KiB the same either way; commits 52ce480, c13f8d3).
      */
     static int defaultInlineLimit(int cpus) {
         return cpus >= MANY_CPUS ? 128 * 1024 : 512 * 1024;

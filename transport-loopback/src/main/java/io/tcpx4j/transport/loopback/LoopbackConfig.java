@@ -29,7 +29,7 @@ import java.util.Objects;
  *                           fewer than 8 CPUs, where the I/O threads starve next to a host's pollers, off
  *                           where they have cores of their own and move the sockets in parallel with the
  *                           caller (tcpx_bench, 64 KiB x 64 WRITE: 1,967-2,061 us driven against 2,752-3,270
- *                           on 2 CPUs; 1,360-1,615 against 580-906 on 16; docs/PERFORMANCE.md)
+ *                           on 2 CPUs; 1,360-1,615 against 580-906 on 16; commits 8e64420, 4989fc1)
  */
 public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, boolean devmem, boolean cudaAsHost,
                              int bouncePagesPerComm, int ioThreads, Faults faults, boolean callerDrives) {
@@ -80,7 +80,7 @@ public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, b
      * thread moves the sockets one after another there, so a second socket adds system calls, not
      * parallelism (tcpx_bench, 2-core box, ABBA against two: 64 MiB WRITE 4.01-4.65 GB/s against
      * 3.03-3.65, READ 4.21-4.67 against 3.08-3.79; bench, 64 KiB x 64 WRITE 1.1-1.6x the bytes per
-     * second; docs/PERFORMANCE.md). Unchanged where the I/O threads move the sockets in parallel.
+     * second; commit 5d113d0). Unchanged where the I/O threads move the sockets in parallel.
      */
     public LoopbackConfig withCallerDefaults() {
         return callerDrives ? withSocketsPerComm(1) : this;
