@@ -37,6 +37,8 @@ final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_BLOCK_SIZES = "4K,16K,64K,256K,1M,4M,16M,64M";
     /** Largest batch: every descriptor becomes one range in a control frame. */
     static final int MAX_BATCH = 4096;
+    /** Longest warm-up before the first row. */
+    static final int MAX_WARMUP_SECONDS = 600;
 
     enum Role { INITIATOR, TARGET }
 
@@ -71,6 +73,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--warmup", paramLabel = "N",
             description = "Unmeasured transfers before each row. Default: a tenth of the iterations, 2..100.")
     Integer warmup;
+
+    @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "1",
+            description = "Before the first row, unmeasured transfers of every row's shape, each for an equal share"
+                    + " of S seconds, so that the JVM has compiled the engines' paths before any row is measured;"
+                    + " 0: none. Default: ${DEFAULT-VALUE}.")
+    double warmupSeconds;
 
     @Option(names = "--check-consistency",
             description = "Fill the source with pseudo-random data and check every destination byte after each row;"
@@ -300,7 +308,7 @@ final class BenchCommand implements Callable<Integer> {
         BenchSettings.Mode mode = role == null ? BenchSettings.Mode.EMBEDDED
                 : role == Role.INITIATOR ? BenchSettings.Mode.INITIATOR : BenchSettings.Mode.TARGET;
         return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
-                iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, checkConsistency,
+                iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, warmupSeconds, checkConsistency,
                 engine.channels, (int) engine.chunkSize, engine.bind,
                 progressMode.caller(Runtime.getRuntime().availableProcessors()), layout == Layout.REVERSED);
     }
@@ -316,6 +324,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (warmup != null && warmup < 0) {
             return "--warmup must be at least 0, was " + warmup;
+        }
+        if (!(warmupSeconds >= 0 && warmupSeconds <= MAX_WARMUP_SECONDS)) {
+            return "--warmup-seconds must be 0.." + MAX_WARMUP_SECONDS + ", was " + warmupSeconds;
         }
         long block = blockSizes.stream().mapToLong(Long::longValue).max().orElse(0);
         int batch = batchSizes.stream().mapToInt(Integer::intValue).max().orElse(0);

@@ -38,17 +38,18 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
 
     /** The settings as reported (sizes in bytes, enums in lower case). */
     @JsonPropertyOrder({"transport", "mode", "op", "mem", "blockSizes", "batchSizes", "iterations", "warmup",
-            "checkConsistency", "channels", "chunkSize", "progress", "layout", "peer"})
+            "warmupSeconds", "checkConsistency", "channels", "chunkSize", "progress", "layout", "peer"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Settings(String transport, String mode, String op, String mem, List<Long> blockSizes,
-                    List<Integer> batchSizes, String iterations, String warmup, boolean checkConsistency,
-                    int channels, int chunkSize, String progress, String layout, String peer) {
+                    List<Integer> batchSizes, String iterations, String warmup, double warmupSeconds,
+                    boolean checkConsistency, int channels, int chunkSize, String progress, String layout,
+                    String peer) {
 
         static Settings of(BenchSettings s, String peer) {
             return new Settings(s.transport().label(), lower(s.mode()), lower(s.op()), lower(s.memory()),
                     s.blockSizes(), s.batchSizes(),
                     s.iterations() > 0 ? Integer.toString(s.iterations()) : "auto",
-                    s.warmup() >= 0 ? Integer.toString(s.warmup()) : "auto",
+                    s.warmup() >= 0 ? Integer.toString(s.warmup()) : "auto", s.warmupSeconds(),
                     s.checkConsistency(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread",
                     s.reversed() ? "reversed" : "adjacent", peer);
         }

@@ -93,8 +93,11 @@ final class BenchRunner {
                             * progressWeight(block, batch);
                 }
             }
-            progress.start(total);
             List<BenchRow> rows = new ArrayList<>();
+            if (!warmUp(local, remote)) {
+                return rows;
+            }
+            progress.start(total);
             int rowIndex = 0;
             int rowCount = settings.batchSizes().size() * settings.blockSizes().size();
             rowLoop:
@@ -125,6 +128,50 @@ final class BenchRunner {
         }
     }
 
+    /**
+     * Transfers of every row's shape, each for an equal share of {@code --warmup-seconds} (at least one),
+     * before the first row: the JVM compiles the engines' paths after thousands of runs, and a first row
+     * measured before that reads slower than the same row measured later. False when stopped meanwhile.
+     */
+    private boolean warmUp(MemoryDescriptor local, MemoryDescriptor remote) throws InterruptedException {
+        if (settings.warmupSeconds() <= 0) {
+            return true;
+        }
+        int shapes = settings.batchSizes().size() * settings.blockSizes().size();
+        long share = (long) (settings.warmupSeconds() * 1e9 / shapes);
+        boolean write = settings.op() == BenchSettings.Op.WRITE;
+        long start = System.nanoTime();
+        long transfers = 0;
+        for (int batch : settings.batchSizes()) {
+            for (long block : settings.blockSizes()) {
+                MemoryDescriptor[][] d = descriptors(block, batch, local, remote);
+                long end = System.nanoTime() + share;
+                do {
+                    if (stopRequested) {
+                        return false;
+                    }
+                    transfer(write, d[0], d[1], null, null);
+                    transfers++;
+                } while (System.nanoTime() - end < 0);
+            }
+        }
+        LOG.log(System.Logger.Level.DEBUG, "bench warm-up: {0} transfers of {1} row shapes in {2} ms", transfers, shapes,
+                (System.nanoTime() - start) / 1_000_000);
+        return true;
+    }
+
+    /** A transfer's local and remote descriptors for a row: block i, or batch-1-i when reversed, on both sides. */
+    private MemoryDescriptor[][] descriptors(long block, int batch, MemoryDescriptor local, MemoryDescriptor remote) {
+        MemoryDescriptor[] localDescs = new MemoryDescriptor[batch];
+        MemoryDescriptor[] remoteDescs = new MemoryDescriptor[batch];
+        for (int i = 0; i < batch; i++) {
+            long at = (settings.reversed() ? batch - 1 - i : i) * block;
+            localDescs[i] = local.slice(at, block);
+            remoteDescs[i] = remote.slice(at, block);
+        }
+        return new MemoryDescriptor[][] {localDescs, remoteDescs};
+    }
+
     /** One row, or null when stopped before it ended. */
     private BenchRow row(int index, long block, int batch, MemoryDescriptor local, MemoryDescriptor remote)
             throws InterruptedException {
@@ -138,13 +185,9 @@ final class BenchRunner {
                 target.fill(seed, bytesPerTransfer);
             }
         }
-        MemoryDescriptor[] localDescs = new MemoryDescriptor[batch];
-        MemoryDescriptor[] remoteDescs = new MemoryDescriptor[batch];
-        for (int i = 0; i < batch; i++) {
-            long at = (settings.reversed() ? batch - 1 - i : i) * block;
-            localDescs[i] = local.slice(at, block);
-            remoteDescs[i] = remote.slice(at, block);
-        }
+        MemoryDescriptor[][] d = descriptors(block, batch, local, remote);
+        MemoryDescriptor[] localDescs = d[0];
+        MemoryDescriptor[] remoteDescs = d[1];
         int warmup = settings.warmupFor(block, batch);
         int iterations = settings.iterationsFor(block, batch);
         String label = ByteSize.format(block) + " x " + batch;

@@ -15,6 +15,8 @@ import java.util.List;
  * @param batchSizes       descriptors per transfer, in run order
  * @param iterations       measured transfers per row; 0 = scaled by size ({@link #iterationsFor})
  * @param warmup           unmeasured transfers before each row; -1 = a tenth of the iterations
+ * @param warmupSeconds    before the first row, unmeasured transfers of every row's shape, each shape
+ *                         for an equal share of this time (0: none)
  * @param checkConsistency fill the source with pattern data and check every destination byte per row
  * @param channels         data channels per connection
  * @param chunkSize        bytes per chunk on the wire
@@ -25,7 +27,8 @@ import java.util.List;
  *                         not adjacent); else block i (adjacent)
  */
 record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind memory, List<Long> blockSizes,
-                     List<Integer> batchSizes, int iterations, int warmup, boolean checkConsistency,
+                     List<Integer> batchSizes, int iterations, int warmup, double warmupSeconds,
+                     boolean checkConsistency,
                      int channels, int chunkSize, String bindHost, boolean callerProgress,
                      boolean reversed) {
 

@@ -13,7 +13,8 @@ class BenchReportTest {
 
     private static BenchSettings settings(boolean check) {
         return new BenchSettings(TransportKind.LOOPBACK, BenchSettings.Mode.EMBEDDED, BenchSettings.Op.WRITE,
-                MemoryKind.DRAM, List.of(4096L, 1L << 20), List.of(1, 4), 0, -1, check, 2, 512 * 1024, null, true, false);
+                MemoryKind.DRAM, List.of(4096L, 1L << 20), List.of(1, 4), 0, -1, 1, check, 2, 512 * 1024, null, true,
+                false);
     }
 
     private static List<BenchRow> rows(boolean check) {

@@ -7,7 +7,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BenchRunTest {
 
     private static final String[] SHORT = {"bench", "--block-sizes", "4K,100K,1M", "--batch-sizes", "1,3",
-            "--iterations", "3", "--warmup", "1", "--chunk-size", "64K"};
+            "--iterations", "3", "--warmup", "1", "--warmup-seconds", "0.1", "--chunk-size", "64K"};
 
     @AfterEach
     void noSeam() {
@@ -68,12 +76,65 @@ class BenchRunTest {
     }
 
     @Test
+    void theWarmUpMovesEveryRowShapeBeforeTheFirstRowUnlessTurnedOff() {
+        List<String> log = logOf(() -> assertThat(Cli.run(with("-v", "--no-baseline")).exit()).isZero());
+        int warmUp = indexOf(log, "bench warm-up: ");
+        assertThat(warmUp).as("%s", log).isNotNegative().isLessThan(indexOf(log, "bench row 1 of 6 done"));
+        Matcher m = Pattern.compile("bench warm-up: ([0-9,]+) transfers of 6 row shapes").matcher(log.get(warmUp));
+        assertThat(m.find()).as(log.get(warmUp)).isTrue();
+        assertThat(Long.parseLong(m.group(1).replace(",", ""))).isGreaterThanOrEqualTo(6);
+
+        String[] noWarmUp = with("-v", "--no-baseline");
+        noWarmUp[List.of(noWarmUp).indexOf("--warmup-seconds") + 1] = "0";
+        List<String> off = logOf(() -> assertThat(Cli.run(noWarmUp).exit()).isZero());
+        assertThat(indexOf(off, "bench warm-up: ")).as("%s", off).isNegative();
+        assertThat(indexOf(off, "bench row 1 of 6 done")).as("%s", off).isNotNegative();
+    }
+
+    /** The bench runner's log messages while {@code run} runs (-v makes them FINE and visible). */
+    private static List<String> logOf(Runnable run) {
+        List<String> messages = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger(BenchRunner.class.getName());
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                messages.add(new SimpleFormatter().formatMessage(r));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(capture);
+        try {
+            run.run();
+        } finally {
+            logger.removeHandler(capture);
+        }
+        return messages;
+    }
+
+    private static int indexOf(List<String> messages, String prefix) {
+        for (int i = 0; i < messages.size(); i++) {
+            if (messages.get(i).startsWith(prefix)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Test
     void readWithConsistencyCheckPassesAsJson() throws Exception {
         Cli.Result r = Cli.run(with("--op", "read", "--check-consistency", "--json", "--channels", "1"));
         assertThat(r.exit()).as(r.err()).isZero();
         JsonNode doc = new ObjectMapper().readTree(r.out());
         assertThat(doc.get("settings").get("op").asText()).isEqualTo("read");
         assertThat(doc.get("settings").get("channels").asInt()).isEqualTo(1);
+        assertThat(doc.get("settings").get("warmupSeconds").asDouble()).isEqualTo(0.1);
         assertThat(doc.get("rows").size()).isEqualTo(6);
         assertThat(doc.get("mismatches").asLong()).isZero();
         for (JsonNode row : doc.get("rows")) {

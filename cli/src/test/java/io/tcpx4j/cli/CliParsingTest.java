@@ -41,6 +41,7 @@ class CliParsingTest {
         assertThat(s.batchSizes()).containsExactly(1);
         assertThat(s.iterations()).isZero();
         assertThat(s.warmup()).isEqualTo(-1);
+        assertThat(s.warmupSeconds()).isEqualTo(1.0);
         assertThat(s.checkConsistency()).isFalse();
         assertThat(s.channels()).isEqualTo(2);
         assertThat(s.chunkSize()).isEqualTo(512 * 1024);
@@ -136,6 +137,9 @@ class CliParsingTest {
         "bench --iterations 0",
         "bench --iterations many",
         "bench --warmup -1",
+        "bench --warmup-seconds -1",
+        "bench --warmup-seconds 601",
+        "bench --warmup-seconds NaN",
         "bench --op copy",
         "bench --mem hbm",
         "bench --transport rdma",
