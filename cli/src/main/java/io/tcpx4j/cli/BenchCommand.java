@@ -98,27 +98,11 @@ final class BenchCommand implements Callable<Integer> {
     enum Layout { ADJACENT, REVERSED }
 
     @Option(names = "--layout", paramLabel = "adjacent|reversed", defaultValue = "adjacent",
-            converter = LayoutConverter.class,
+            converter = Choices.Layout.class,
             description = "Descriptors of a batch: adjacent (descriptor i is block i of the buffer on both sides) or"
                     + " reversed (block batch-1-i: no descriptor follows its predecessor in memory, as KV-cache"
                     + " blocks that are not adjacent). Default: ${DEFAULT-VALUE}.")
     Layout layout;
-
-    /** An enum value by its name in any case; {@code expected} names the choices in the error. */
-    static <E extends Enum<E>> E enumValue(Class<E> type, String value, String expected) {
-        try {
-            return Enum.valueOf(type, value.trim().toUpperCase(java.util.Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.TypeConversionException("expected " + expected + ", not '" + value + "'");
-        }
-    }
-
-    static final class LayoutConverter implements CommandLine.ITypeConverter<Layout> {
-        @Override
-        public Layout convert(String value) {
-            return enumValue(Layout.class, value, "adjacent or reversed");
-        }
-    }
 
     /** Who drives the initiator engine while a transfer is awaited. */
     enum ProgressMode {
@@ -131,20 +115,12 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     @Option(names = "--progress", paramLabel = "auto|caller|thread", defaultValue = "auto",
-            converter = ProgressModeConverter.class,
+            converter = Choices.Progress.class,
             description = "Initiator: caller (the bench thread runs the engine's progress work while it waits for"
                     + " each transfer, as NIXL hosts do through checkXfer), thread (it blocks and the engine's"
                     + " own thread does the work) or auto (caller on hosts with 8 or more CPUs, else thread)."
                     + " Default: ${DEFAULT-VALUE}.")
     ProgressMode progressMode;
-
-    /** Accepts the mode names in any case. */
-    static final class ProgressModeConverter implements CommandLine.ITypeConverter<ProgressMode> {
-        @Override
-        public ProgressMode convert(String value) {
-            return enumValue(ProgressMode.class, value, "auto, caller or thread");
-        }
-    }
 
     @Option(names = "--role", paramLabel = "initiator|target",
             description = "Two-host mode: this side's role. Without it both engines run in this JVM.")

@@ -4,11 +4,7 @@ import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.IdlePolicy;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.TypeConversionException;
-
-import java.util.Locale;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,7 +47,7 @@ final class EngineOptions {
     long deviceCoalesceLimit;
 
     @Option(names = "--idle", paramLabel = "adaptive|busy_spin|low_cpu", defaultValue = "adaptive",
-            converter = IdleConverter.class,
+            converter = Choices.Idle.class,
             description = "How each engine's progress thread waits: adaptive (polls while data moves, blocks when"
                     + " idle), busy_spin (one full core per engine, lowest latency) or low_cpu. Default: ${DEFAULT-VALUE}.")
     IdlePolicy idle;
@@ -100,18 +96,6 @@ final class EngineOptions {
                 .withCoalesceLimit((int) coalesceLimit)
                 .withDeviceCoalesceLimit((int) deviceCoalesceLimit)
                 .withShutdownTimeout(Duration.ofSeconds(2));
-    }
-
-    /** Accepts the policy names in any case, so that the flag reads like the others. */
-    static final class IdleConverter implements ITypeConverter<IdlePolicy> {
-        @Override
-        public IdlePolicy convert(String value) {
-            try {
-                return IdlePolicy.valueOf(value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
-            } catch (IllegalArgumentException e) {
-                throw new TypeConversionException("expected adaptive, busy_spin or low_cpu, not '" + value + "'");
-            }
-        }
     }
 
     Backends.Spec spec(String bindHost) {

@@ -1,0 +1,44 @@
+package io.tcpx4j.cli;
+
+import io.tcpx4j.domain.IdlePolicy;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.TypeConversionException;
+
+import java.util.Locale;
+
+/** Flags whose value is one of an enum's names: accepted in any case, '-' for '_'. */
+final class Choices {
+
+    private Choices() {
+    }
+
+    /** An enum value by its name; {@code expected} names the choices in the error. */
+    static <E extends Enum<E>> E of(Class<E> type, String value, String expected) {
+        try {
+            return Enum.valueOf(type, value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
+        } catch (IllegalArgumentException e) {
+            throw new TypeConversionException("expected " + expected + ", not '" + value + "'");
+        }
+    }
+
+    static final class Layout implements ITypeConverter<BenchCommand.Layout> {
+        @Override
+        public BenchCommand.Layout convert(String value) {
+            return of(BenchCommand.Layout.class, value, "adjacent or reversed");
+        }
+    }
+
+    static final class Progress implements ITypeConverter<BenchCommand.ProgressMode> {
+        @Override
+        public BenchCommand.ProgressMode convert(String value) {
+            return of(BenchCommand.ProgressMode.class, value, "auto, caller or thread");
+        }
+    }
+
+    static final class Idle implements ITypeConverter<IdlePolicy> {
+        @Override
+        public IdlePolicy convert(String value) {
+            return of(IdlePolicy.class, value, "adaptive, busy_spin or low_cpu");
+        }
+    }
+}
