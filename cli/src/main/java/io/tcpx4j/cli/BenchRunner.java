@@ -141,18 +141,24 @@ final class BenchRunner {
         long share = (long) (settings.warmupSeconds() * 1e9 / shapes);
         boolean write = settings.op() == BenchSettings.Op.WRITE;
         long start = System.nanoTime();
+        long last = start;
         long transfers = 0;
+        progress.start(share * shapes);
         for (int batch : settings.batchSizes()) {
             for (long block : settings.blockSizes()) {
                 MemoryDescriptor[][] d = descriptors(block, batch, local, remote);
                 long end = System.nanoTime() + share;
+                long now;
                 do {
                     if (stopRequested) {
                         return false;
                     }
                     transfer(write, d[0], d[1], null, null);
                     transfers++;
-                } while (System.nanoTime() - end < 0);
+                    now = System.nanoTime();
+                    progress.advance(now - last, "warm-up");
+                    last = now;
+                } while (now - end < 0);
             }
         }
         LOG.log(System.Logger.Level.DEBUG, "bench warm-up: {0} transfers of {1} row shapes in {2} ms", transfers, shapes,
