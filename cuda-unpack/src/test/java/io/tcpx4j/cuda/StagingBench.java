@@ -28,7 +28,16 @@ public final class StagingBench {
     }
 
     public static void main(String[] args) {
-        int rounds = args.length == 2 && args[0].equals("--rounds") ? Integer.parseInt(args[1]) : 401;
+        int rounds = 401;
+        for (int i = 0; i < args.length; i += 2) {
+            if (!args[i].equals("--rounds") || i + 1 == args.length) {
+                throw new IllegalArgumentException("usage: StagingBench [--rounds N], not " + String.join(" ", args));
+            }
+            rounds = Integer.parseInt(args[i + 1]);
+        }
+        if (rounds < 20) {
+            throw new IllegalArgumentException("--rounds must be at least 20, was " + rounds);
+        }
         if (!Cuda.isAvailable()) {
             System.err.println("StagingBench: no usable GPU");
             System.exit(2);
