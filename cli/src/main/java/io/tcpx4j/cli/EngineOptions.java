@@ -46,6 +46,12 @@ final class EngineOptions {
                     + " 0 never, at most 4M. Default: ${DEFAULT-VALUE}.")
     long deviceCoalesceLimit;
 
+    @Option(names = "--agents", paramLabel = "N", defaultValue = "1",
+            description = "Progress agents of each engine, 1..64: threads that each serve the peers whose names"
+                    + " hash to them, through a control port of their own; a target that many initiators write"
+                    + " into spreads them over several. Default: ${DEFAULT-VALUE}.")
+    int agents;
+
     @Option(names = "--idle", paramLabel = "adaptive|busy_spin|low_cpu", defaultValue = "adaptive",
             converter = Choices.Idle.class,
             description = "How each engine's progress thread waits: adaptive (polls while data moves, blocks when"
@@ -68,6 +74,9 @@ final class EngineOptions {
     String problem() {
         if (channels < 1 || channels > 64) {
             return "--channels must be 1..64, was " + channels;
+        }
+        if (agents < 1 || agents > EngineConfig.MAX_AGENTS) {
+            return "--agents must be 1.." + EngineConfig.MAX_AGENTS + ", was " + agents;
         }
         if (chunkSize > EngineConfig.MAX_CHUNK) {
             return "--chunk-size must be at most 4M (TCPX holds at most 2048 4-KiB pages per receive), was "
@@ -95,6 +104,7 @@ final class EngineOptions {
                 .withInlineLimit((int) inlineLimit)
                 .withCoalesceLimit((int) coalesceLimit)
                 .withDeviceCoalesceLimit((int) deviceCoalesceLimit)
+                .withAgents(agents)
                 .withShutdownTimeout(Duration.ofSeconds(2));
     }
 

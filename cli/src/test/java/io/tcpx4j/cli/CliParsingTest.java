@@ -145,6 +145,8 @@ class CliParsingTest {
         "bench --transport rdma",
         "bench --channels 0",
         "bench --channels 65",
+        "bench --agents 0",
+        "serve --agents 65",
         "bench --chunk-size 8M",
         "bench --chunk-size 0",
         "bench --idle sometimes",

@@ -58,8 +58,8 @@ class TwoHostTest {
     }
 
     @Test
-    void serveAnswersSeveralInitiatorRunsThenStopsCleanly() throws Exception {
-        Served s = new Served("--chunk-size", "64K");
+    void serveAnswersSeveralInitiatorRunsThenStopsCleanly() throws Exception { // a target of three agents
+        Served s = new Served("--chunk-size", "64K", "--agents", "3");
         HostPort at = s.serve.address();
         for (String op : new String[] {"write", "read"}) {
             Cli.Result r = Cli.run("bench", "--role", "initiator", "--peer", s.peer(), "--op", op, "--block-sizes", "4K,256K",

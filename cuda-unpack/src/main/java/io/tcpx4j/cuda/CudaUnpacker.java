@@ -71,6 +71,8 @@ public final class CudaUnpacker implements Unpacker {
     }
 
     private final CudaDeviceMemory memory;
+    private final int device;
+    private final Settings settings;
     private final UnpackKernel kernel;
     /**
      * Streams consecutive batches take turns on. Two let a launch overlap the previous one's ramp
@@ -104,10 +106,18 @@ public final class CudaUnpacker implements Unpacker {
     /** An unpacker that launches {@code kernel} (loaded into {@code device}'s context); it closes it. */
     CudaUnpacker(CudaDeviceMemory memory, int device, Settings settings, UnpackKernel kernel) {
         this.memory = Objects.requireNonNull(memory, "memory");
-        Objects.requireNonNull(settings, "settings");
+        this.device = device;
+        this.settings = Objects.requireNonNull(settings, "settings");
         this.kernel = Objects.requireNonNull(kernel, "kernel");
         this.launcher = new Launcher(memory, device, settings, kernel);
         this.overflow = launcher::flush;
+    }
+
+    /** Another unpacker on the same GPU with the same settings and a kernel of its own. */
+    @Override
+    public Unpacker another() {
+        requireOpen();
+        return new CudaUnpacker(memory, device, settings);
     }
 
     @Override

@@ -77,11 +77,15 @@ final class AgentRunner {
         }
     }
 
-    /** Stops the thread and waits for it up to {@code timeoutMillis}; false if it did not stop in time. */
-    boolean stop(long timeoutMillis) throws InterruptedException {
+    /** Asks the thread to stop; it shuts the agent down ({@link Agent#stopped()}) and ends. */
+    void requestStop() {
         running = false;
         readiness.wake();
         LockSupport.unpark(thread);
+    }
+
+    /** Waits up to {@code timeoutMillis} for the thread to end; false if it did not end in time. */
+    boolean awaitStopped(long timeoutMillis) throws InterruptedException {
         return done.await(timeoutMillis, TimeUnit.MILLISECONDS);
     }
 

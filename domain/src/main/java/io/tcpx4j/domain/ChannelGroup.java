@@ -105,17 +105,24 @@ final class ChannelGroup {
         return work;
     }
 
+    /** Drops the group's registrations on every comm. */
+    void forget(RegistrationGroup g) {
+        for (Channel ch : channels) {
+            if (ch.send != null) {
+                g.forget(transport, ch.send);
+            }
+            if (ch.recv != null) {
+                g.forget(transport, ch.recv);
+            }
+        }
+    }
+
     /** Drops the registrations of {@code registered} on every comm and closes the comms. */
     void close(Set<RegistrationGroup> registered) {
+        for (RegistrationGroup g : registered) {
+            forget(g);
+        }
         for (Channel ch : channels) {
-            for (RegistrationGroup g : registered) {
-                if (ch.send != null) {
-                    g.forget(transport, ch.send);
-                }
-                if (ch.recv != null) {
-                    g.forget(transport, ch.recv);
-                }
-            }
             closeQuietly(ch.send, transport::closeSend);
             closeQuietly(ch.recv, transport::closeRecv);
             closeQuietly(ch.listener, transport::closeListen);

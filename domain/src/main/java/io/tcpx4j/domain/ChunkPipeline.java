@@ -10,6 +10,7 @@ import io.tcpx4j.domain.port.out.Unpacker;
 
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.Set;
 
 /**
@@ -370,6 +371,20 @@ final class ChunkPipeline {
     /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
     int outstandingRequests() {
         return channels.outstandingRequests();
+    }
+
+    /** Drops this path's registrations of groups whose last region was deregistered; returns how many. */
+    int dropRetired() {
+        int work = 0;
+        for (Iterator<RegistrationGroup> it = registered.iterator(); it.hasNext(); ) {
+            RegistrationGroup g = it.next();
+            if (g.isRetired()) {
+                channels.forget(g);
+                it.remove();
+                work++;
+            }
+        }
+        return work;
     }
 
     /** Drops what is queued, the registrations made on the comms, and closes the comms. */

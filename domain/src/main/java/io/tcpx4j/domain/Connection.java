@@ -262,8 +262,8 @@ final class Connection {
     private void onProof(ControlFrame.Proof p) {
         ControlFrame.Hello h = handshake.hello();
         Handshake.Refusal refusal = handshake.check(p);
-        if (refusal == null && !events.admit(h.name(), h.incarnation())) {
-            refusal = Handshake.duplicate(ctx.identity());
+        if (refusal == null) {
+            refusal = events.admit(h.name(), h.incarnation());
         }
         if (refusal != null) {
             refuse(refusal);
@@ -383,6 +383,11 @@ final class Connection {
         }
         control.close();
         events.closed(reason);
+    }
+
+    /** Housekeeping: drops the registrations of retired groups on this connection's comms. */
+    int dropRetired() {
+        return data == null ? 0 : data.dropRetired();
     }
 
     /** Requests held on the transport right now (for leak checks); a racy read from any thread. */

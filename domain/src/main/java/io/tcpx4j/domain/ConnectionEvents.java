@@ -11,10 +11,11 @@ import io.tcpx4j.api.TransferException;
 interface ConnectionEvents {
 
     /**
-     * An authenticated HELLO from {@code name}: whether this connection becomes the connection to that
-     * peer (false: a crossing connection dialed by this engine wins).
+     * An authenticated HELLO from {@code name}: null if this connection becomes the connection to that
+     * peer, else why not (a crossing connection dialed by this engine wins; the peer dialed an agent
+     * that does not serve it).
      */
-    boolean admit(String name, long peerIncarnation);
+    Handshake.Refusal admit(String name, long peerIncarnation);
 
     /** The connection is up: work queued for the peer may start on it. */
     void established();

@@ -40,8 +40,8 @@ final class ControlListener {
         this.port = port;
     }
 
-    /** Binds {@code config}'s listen address (port 0: any free port) and lets {@code readiness} watch it. */
-    static ControlListener bind(EngineConfig config, Readiness readiness) {
+    /** Binds {@code config}'s listen host on {@code port} (0: any free port) and lets {@code readiness} watch it. */
+    static ControlListener bind(EngineConfig config, int port, Readiness readiness) {
         try {
             InetAddress listen = InetAddress.getByName(config.listenHost());
             String advertise = config.advertiseHost() != null ? config.advertiseHost() : config.listenHost();
@@ -53,7 +53,7 @@ final class ControlListener {
             Selector pending = null;
             try {
                 s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-                s.bind(new InetSocketAddress(listen, config.listenPort()));
+                s.bind(new InetSocketAddress(listen, port));
                 s.configureBlocking(false);
                 readiness.watch(s, SelectionKey.OP_ACCEPT);
                 pending = Readiness.openSelector();
@@ -67,8 +67,7 @@ final class ControlListener {
                 throw e;
             }
         } catch (IOException e) {
-            String where = config.listenPort() == 0 ? config.listenHost() + " (any port)"
-                    : config.listenHost() + ":" + config.listenPort();
+            String where = port == 0 ? config.listenHost() + " (any port)" : config.listenHost() + ":" + port;
             throw new TransferException(Code.BACKEND, "cannot listen on " + where + ": " + e.getMessage(), e);
         }
     }

@@ -19,236 +19,203 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The transfer engine: one per process or GPU. All protocol work happens in one progress agent,
- * {@link #doWork()}, either on a dedicated thread ({@link #start()}) or pumped by hand
+ * The transfer engine: one per process or GPU. All protocol work happens in its progress agents
+ * ({@link ProgressAgent}; one by default, {@link EngineConfig#agents()}), each serving the peers whose
+ * names hash to it, either on a thread of its own ({@link #start()}) or pumped by hand
  * ({@link #startManual()}, for deterministic tests). Application threads only validate and enqueue,
- * and may lend their own thread to the agent with {@link #progress()} (hosts that poll for
- * completion, like NIXL's {@code checkXfer}); duty cycles never overlap.
+ * and may lend their own thread to the agents with {@link #progress()} (hosts that poll for
+ * completion, like NIXL's {@code checkXfer}); an agent's duty cycles never overlap.
  *
- * <p>The engine composes its parts: a {@link RegionRegistry} of registered memory, a
- * {@link PeerDirectory} of peers and connections, the sessions through which applications post, and
- * a {@link DutyCycle} that decides who runs the duty cycle, one thread at a time.
+ * <p>The engine composes its parts: a {@link RegionRegistry} of registered memory the agents share, and
+ * per agent a {@link PeerDirectory} of its peers and connections and a {@link DutyCycle} that decides
+ * who runs its duty cycle; the sessions through which applications post go to the agent of their peer.
  *
  * <p>Thread-safe: every public method may be called from any thread; {@link #doWork()} from one
- * thread at a time (the agent).
+ * thread at a time.
  */
 public final class Engine implements TransferEngine {
 
-    private static final System.Logger LOG = System.getLogger(Engine.class.getName());
-    /**
-     * New control connections are rare, and a handshake takes several round trips: a cycle polls the
-     * listener at most once a millisecond (a quiet agent blocks on the listener's readiness instead).
-     */
-    private static final long ACCEPT_POLL_NANOS = 1_000_000;
-    private static final long HOUSEKEEPING_NANOS = 1_000_000;
-    /** Longest a quiet agent blocks: bounds how late housekeeping (deregistration, redials) runs. */
-    private static final long MAX_BLOCK_MILLIS = 100;
-
     private final EngineConfig config;
-    private final NetTransport transport;
-    /** Whether the transport has I/O of its own that the thread running a cycle may drive. */
-    private final boolean drivable;
     private final DeviceMemory memory;
-    private final Clock clock;
     private final LocalIdentity identity;
-    private final CommandQueue commands;
-    private final Readiness readiness = new Readiness();
     private final RegionRegistry registry;
-    private final PeerDirectory directory;
     private final ConcurrentLinkedQueue<Notification> notifications = new ConcurrentLinkedQueue<>();
     private final AtomicLong xferIds = new AtomicLong();
     /** Whether the unpacker gathers and scatters device memory (packed chunks of VRAM descriptors). */
     private final boolean packsDevice;
-    private final DutyCycle duty;
+    private final ProgressAgent[] agents;
+    /** The unpackers of agents 1.., made by the engine and closed once every agent has shut down. */
+    private final List<Unpacker> ownUnpackers = new ArrayList<>();
+    private final AtomicInteger agentsUp;
 
-    // agent only (dutyCycles is read racily by stats())
-    private long dutyCycles;
-    private long lastHousekeeping;
-    private long lastAccept;
-
-    private ControlListener listener;
+    private boolean bound;
     private volatile byte[] connInfo;
-    private volatile AgentRunner runner;
-    private Runnable stopWakes = () -> { };
     private volatile boolean closed;
 
+    /**
+     * An engine whose first agent uses {@code unpacker} (the caller's, which it closes); further agents
+     * get their own from {@link Unpacker#another()}, which the engine closes.
+     */
     public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
         this.memory = Objects.requireNonNull(memory, "memory");
-        this.clock = Objects.requireNonNull(clock, "clock");
-        this.transport = Objects.requireNonNull(transport, "transport");
-        this.drivable = transport.drivable();
+        Objects.requireNonNull(clock, "clock");
+        Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(unpacker, "unpacker");
         this.packsDevice = unpacker.reaches(MemoryKind.VRAM);
         this.identity = new LocalIdentity(config.name());
-        this.commands = new CommandQueue(config.name());
-        this.registry = new RegionRegistry(config.name(), memory, transport, commands);
-        this.directory = new PeerDirectory(
-                new EngineContext(identity, config, transport, unpacker, clock, registry), notifications, readiness);
-        this.duty = new DutyCycle(new Core(), readiness,
-                Math.min(MAX_BLOCK_MILLIS, Math.max(1, config.heartbeat().toMillis() / 2)));
+        int n = config.agents();
+        CommandQueue[] queues = new CommandQueue[n];
+        for (int i = 0; i < n; i++) {
+            queues[i] = new CommandQueue(config.name());
+        }
+        this.registry = new RegionRegistry(config.name(), memory, queues[0]);
+        this.agentsUp = new AtomicInteger(n);
+        this.agents = new ProgressAgent[n];
+        for (int i = 0; i < n; i++) {
+            Unpacker u = i == 0 ? unpacker : anotherUnpacker(unpacker);
+            agents[i] = new ProgressAgent(new EngineContext(identity, config, transport, u, clock, registry, i),
+                    queues[i], notifications, this::agentShutDown);
+        }
+    }
+
+    private Unpacker anotherUnpacker(Unpacker first) {
+        try {
+            Unpacker u = first.another();
+            ownUnpackers.add(u);
+            return u;
+        } catch (RuntimeException e) {
+            closeOwnUnpackers();
+            throw e;
+        }
     }
 
     // ------------------------------------------------------------------ lifecycle
 
-    /** Binds the control listener and starts the progress thread, which waits as {@link EngineConfig#idle()} says. */
+    /** Binds the control listeners and starts a thread per agent, which waits as {@link EngineConfig#idle()} says. */
     public synchronized void start() {
         bind();
-        AgentRunner r = new AgentRunner("tcpx4j-agent-" + config.name(), duty, config.idle(), readiness);
-        runner = r;
-        // commands and transport completions; while a caller polls, the runner leaves its park alone
-        commands.wakeWith(r::wake);
-        stopWakes = transport.wakeOnProgress(r::wake);
-        r.start();
+        for (ProgressAgent a : agents) {
+            a.start();
+        }
     }
 
-    /** Binds the control listener; the caller pumps {@link #doWork()} itself. */
+    /** Binds the control listeners; the caller pumps {@link #doWork()} itself. */
     public synchronized void startManual() {
         bind();
     }
 
     private void bind() {
-        if (listener != null) {
+        if (bound) {
             throw new TransferException(Code.NOT_ALLOWED, "engine " + config.name() + " already started");
         }
         if (closed) {
             throw new TransferException(Code.NOT_ALLOWED, "engine " + config.name() + " is closed");
         }
-        ControlListener l = ControlListener.bind(config, readiness);
-        listener = l;
-        connInfo = new ConnInfo(config.name(), l.advertiseHost(), l.port(), identity.secret()).encode();
-    }
-
-    /** What the duty cycle, run by the agent thread or a caller of progress(), does in this engine. */
-    private final class Core implements DutyCycle.Owner {
-
-        @Override
-        public int cycle() {
-            return Engine.this.cycle();
+        List<Integer> ports = new ArrayList<>();
+        try {
+            for (int i = 0; i < agents.length; i++) {
+                ports.add(agents[i].bind(config.listenPort() == 0 ? 0 : config.listenPort() + i));
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < ports.size(); i++) {
+                agents[i].unbind();
+            }
+            throw e;
         }
-
-        @Override
-        public boolean idle() {
-            return commands.isEmpty() && directory.quiet();
-        }
-
-        @Override
-        public int drive() {
-            return transport.drive();
-        }
-
-        @Override
-        public boolean driveDue() {
-            return drivable && directory.outstandingRequests() > 0;
-        }
-
-        @Override
-        public void failed(Throwable e) {
-            agentFailed(e);
-        }
-
-        @Override
-        public void stopped() {
-            shutdownOnAgent();
-        }
+        bound = true;
+        connInfo = new ConnInfo(config.name(), agents[0].advertiseHost(), ports, identity.secret()).encode();
     }
 
     @Override
     public void close() {
-        AgentRunner r;
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
-            commands.close();
-            r = runner;
-        }
-        if (r != null) {
-            try {
-                if (!r.stop(config.shutdownTimeout().toMillis() + 1000)) {
-                    LOG.log(System.Logger.Level.WARNING, "agent of {0} did not stop in time", config.name());
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            for (ProgressAgent a : agents) {
+                a.close();
             }
-        } else {
-            shutdownOnAgent();
+        }
+        try {
+            for (ProgressAgent a : agents) {
+                a.awaitClosed(config.shutdownTimeout().toMillis() + 1000);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
-    private void agentFailed(Throwable e) {
-        LOG.log(System.Logger.Level.ERROR, "progress agent of " + config.name() + " failed", e);
-        directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
-    }
-
-    private void shutdownOnAgent() {
-        duty.shutDown();
-        stopWakes.run();
-        commands.drainOnClose();
-        directory.closeAll(new TransferException(Code.CANCELED, "engine " + config.name() + " closed"));
-        registry.close();
-        if (listener != null) {
-            listener.close();
+    /** Called by each agent once it has shut down: the last one frees what the agents share. */
+    private void agentShutDown() {
+        if (agentsUp.decrementAndGet() == 0) {
+            registry.close();
+            closeOwnUnpackers();
         }
-        readiness.close();
     }
 
-    // ------------------------------------------------------------------ agent
+    private void closeOwnUnpackers() {
+        for (Unpacker u : ownUnpackers) {
+            try {
+                u.close();
+            } catch (RuntimeException ignored) {
+                // closing anyway
+            }
+        }
+        ownUnpackers.clear();
+    }
+
+    // ------------------------------------------------------------------ agents
 
     /**
-     * One duty cycle of the progress agent: runs queued commands, accepts control connections and
+     * One duty cycle of each progress agent: runs queued commands, accepts control connections and
      * drives every connection; while requests are out on the transport, a turn of the transport's own
      * I/O first ({@link NetTransport#drive()}). Returns the amount of work done (0 when idle).
      */
     public int doWork() {
-        return duty.doWork();
+        int work = 0;
+        for (ProgressAgent a : agents) {
+            work += a.doWork();
+        }
+        return work;
     }
 
     /**
-     * Runs duty cycles on the calling thread while they find work (at most 16), unless another thread
-     * runs one right now, each with a turn of the transport's own I/O ({@link NetTransport#drive()});
-     * returns the work done. A host that polls for completion calls this from its loop, so its own
-     * thread moves the bytes even when the agent thread and the transport's threads get no CPU; the
-     * agent thread, if started, stays off the duty cycle while a call runs, however long, and until
-     * {@link DutyCycle#CALLER_LEASE_NANOS} (1 ms) after the last call, then serves again (the loopback
-     * transport's I/O threads likewise); after calls that came without pause it checks less often, and
-     * serves again up to {@link io.tcpx4j.domain.port.out.StandAside#MAX_PARK_NANOS} (8 ms) after the
-     * last, or at once for a command. An error fails the connections, as on the agent.
+     * Runs duty cycles of each agent on the calling thread while they find work (at most 16 each),
+     * unless another thread runs one of that agent right now, each with a turn of the transport's own
+     * I/O ({@link NetTransport#drive()}); returns the work done. A host that polls for completion calls
+     * this from its loop, so its own thread moves the bytes even when the agent threads and the
+     * transport's threads get no CPU; an agent thread, if started, stays off the duty cycle while a call
+     * runs, however long, and until {@link DutyCycle#CALLER_LEASE_NANOS} (1 ms) after the last call, then
+     * serves again (the loopback transport's I/O threads likewise); after calls that came without pause
+     * it checks less often, and serves again up to
+     * {@link io.tcpx4j.domain.port.out.StandAside#MAX_PARK_NANOS} (8 ms) after the last, or at once for a
+     * command. An error fails the agent's connections, as on its thread.
      */
     @Override
     public int progress() {
-        return duty.progress();
-    }
-
-    private int cycle() {
-        dutyCycles++;
-        int work = commands.runAll();
-        if (closed && runner == null) {
-            return work;
-        }
-        long now = clock.nanoTime();
-        if (now - lastAccept >= ACCEPT_POLL_NANOS) {
-            lastAccept = now;
-            work += listener == null ? 0 : listener.acceptInto(directory, config.name());
-        }
-        work += directory.doWork(now);
-        if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
-            lastHousekeeping = now;
-            work += registry.reclaim();
-            work += directory.housekeeping(now);
+        int work = 0;
+        for (ProgressAgent a : agents) {
+            work += a.progress();
         }
         return work;
+    }
+
+    /** The agent that serves {@code peer}. */
+    private ProgressAgent agentOf(String peer) {
+        return agents[ConnInfo.agentFor(peer, agents.length)];
     }
 
     // ------------------------------------------------------------------ memory
 
     @Override
     public RegisteredMemory register(MemoryDescriptor m) {
-        commands.checkOpen();
+        checkOpen();
         return registry.register(m);
     }
 
@@ -271,13 +238,13 @@ public final class Engine implements TransferEngine {
     @Override
     public void loadPeer(String name, byte[] info) {
         Objects.requireNonNull(name, "name");
-        commands.checkOpen();
+        checkOpen();
         ConnInfo ci = ConnInfo.decode(info);
         if (!ci.name().equals(name)) {
             throw new TransferException(Code.INVALID_PARAM, "conn-info of " + ci.name() + " loaded as " + name);
         }
         if (!name.equals(config.name())) {
-            directory.loadPeer(name, ci);
+            agentOf(name).directory.loadPeer(name, ci);
         }
     }
 
@@ -288,42 +255,49 @@ public final class Engine implements TransferEngine {
             throw new TransferException(Code.INVALID_PARAM, "metadata of " + md.owner() + " loaded for " + peer);
         }
         if (!peer.equals(config.name())) {
-            directory.loadRemoteMetadata(md);
+            agentOf(peer).directory.loadRemoteMetadata(md);
         }
     }
 
     @Override
     public void unloadRemoteMetadata(String peer, byte[] publicMetadata) {
-        directory.unloadRemoteMetadata(peer, RegionMetadata.decode(publicMetadata));
+        agentOf(peer).directory.unloadRemoteMetadata(peer, RegionMetadata.decode(publicMetadata));
     }
 
     @Override
     public void connect(String peer) {
         Peer p = knownPeer(peer);
-        commands.submit(() -> directory.connect(p));
+        ProgressAgent a = agentOf(peer);
+        a.commands.submit(() -> a.directory.connect(p));
     }
 
     @Override
     public void disconnect(String peer) {
         Peer p = knownPeer(peer);
-        commands.submit(() -> directory.disconnect(p,
+        ProgressAgent a = agentOf(peer);
+        a.commands.submit(() -> a.directory.disconnect(p,
                 new TransferException(Code.REMOTE_DISCONNECT, "disconnected from " + peer + " locally")));
     }
 
     private Peer knownPeer(String name) {
         Objects.requireNonNull(name, "peer");
-        commands.checkOpen();
-        return directory.knownPeer(name);
+        checkOpen();
+        return agentOf(name).directory.knownPeer(name);
+    }
+
+    private void checkOpen() {
+        agents[0].commands.checkOpen();
     }
 
     @Override
     public Session session(String peer) {
         Objects.requireNonNull(peer, "peer");
-        commands.checkOpen();
+        checkOpen();
         if (peer.equals(config.name())) {
-            return new LocalSession(config.name(), commands, registry, memory, notifications, xferIds);
+            return new LocalSession(config.name(), agents[0].commands, registry, memory, notifications, xferIds);
         }
-        return new RemoteSession(knownPeer(peer), commands, registry, directory, xferIds, config, packsDevice);
+        ProgressAgent a = agentOf(peer);
+        return new RemoteSession(knownPeer(peer), a.commands, registry, a.directory, xferIds, config, packsDevice);
     }
 
     @Override
@@ -341,7 +315,7 @@ public final class Engine implements TransferEngine {
 
     // ------------------------------------------------------------------ observability
 
-    /** Counters for tests and leak checks; {@code dutyCycles} counts the agent's passes since start. */
+    /** Counters for tests and leak checks; {@code dutyCycles} counts the agents' passes since start. */
     public record Stats(int connections, int outstandingRequests, int liveOperations, int registeredRegions,
                         int notificationsQueued, long dutyCycles) {
     }
@@ -351,8 +325,17 @@ public final class Engine implements TransferEngine {
      * without synchronisation and may be slightly stale while the agent runs.
      */
     public Stats stats() {
-        PeerDirectory.Counts c = directory.counts();
-        return new Stats(c.connections(), c.requests(), c.operations(), registry.size(), notifications.size(),
-                dutyCycles);
+        int conns = 0;
+        int reqs = 0;
+        int ops = 0;
+        long cycles = 0;
+        for (ProgressAgent a : agents) {
+            PeerDirectory.Counts c = a.directory.counts();
+            conns += c.connections();
+            reqs += c.requests();
+            ops += c.operations();
+            cycles += a.dutyCycles();
+        }
+        return new Stats(conns, reqs, ops, registry.size(), notifications.size(), cycles);
     }
 }

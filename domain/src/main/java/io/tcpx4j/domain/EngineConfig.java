@@ -12,7 +12,8 @@ import java.util.Objects;
  *
  * @param name            this engine's (agent's) name; 1..255 UTF-8 bytes
  * @param listenHost      interface the control listener binds, e.g. 127.0.0.1 (default) or 0.0.0.0
- * @param listenPort      control listener port; 0 picks a free one
+ * @param listenPort      control listener port; 0 picks a free one. With several {@code agents}, agent i
+ *                        listens on {@code listenPort + i} (0: each on a free port)
  * @param advertiseHost   host peers dial, written into conn-info; null means {@code listenHost}
  * @param channels        data channels per connection (one send and one receive comm each way)
  * @param channelDevices  network device of channel c is {@code channelDevices[c % size]}; empty means
@@ -42,13 +43,17 @@ import java.util.Objects;
  * @param deviceCoalesceLimit the same for device memory, in shared chunks of at most 512 KiB gathered and
  *                        scattered by the unpack kernel; a transfer between host and device memory packs
  *                        as host memory does (the smaller limit and chunk); 0 never, at most {@link #MAX_CHUNK}
+ * @param agents          progress agents, each a thread with its own control listener that serves the peers
+ *                        whose names hash to it (with their connections, transfers and notifications);
+ *                        1 .. {@link #MAX_AGENTS}. One agent serves every peer of the engine; a target that
+ *                        many initiators write into spreads them over several
  */
 public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
                            List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
                            Duration peerTimeout, Duration connectTimeout, Duration heartbeat,
                            Duration shutdownTimeout, IdlePolicy idle, SSLContext controlTls,
                            boolean controlTlsClientAuth, int inlineLimit, int coalesceLimit,
-                           int deviceCoalesceLimit) {
+                           int deviceCoalesceLimit, int agents) {
 
     public static final int DEFAULT_CHUNK = 512 * 1024;
     public static final int MAX_CHUNK = 4 * 1024 * 1024;
@@ -56,6 +61,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     public static final int MAX_INLINE = 1024 * 1024;
     public static final int DEFAULT_COALESCE = 32 * 1024;
     public static final int DEFAULT_DEVICE_COALESCE = 128 * 1024;
+    public static final int MAX_AGENTS = 64;
 
     public EngineConfig {
         Objects.requireNonNull(name, "name");
@@ -86,6 +92,8 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
         require(coalesceLimit >= 0 && coalesceLimit <= MAX_CHUNK, "coalesceLimit must be 0.." + MAX_CHUNK);
         require(deviceCoalesceLimit >= 0 && deviceCoalesceLimit <= MAX_CHUNK,
                 "deviceCoalesceLimit must be 0.." + MAX_CHUNK);
+        require(agents >= 1 && agents <= MAX_AGENTS, "agents must be 1.." + MAX_AGENTS);
+        require(listenPort == 0 || listenPort + agents - 1 <= 65535, "listenPort + agents - 1 must be at most 65535");
     }
 
     /**
@@ -96,64 +104,64 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,
                 Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5),
-                IdlePolicy.ADAPTIVE, null, false, DEFAULT_INLINE, DEFAULT_COALESCE, DEFAULT_DEVICE_COALESCE);
+                IdlePolicy.ADAPTIVE, null, false, DEFAULT_INLINE, DEFAULT_COALESCE, DEFAULT_DEVICE_COALESCE, 1);
     }
 
     public EngineConfig withName(String v) {
         return new EngineConfig(v, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withListen(String host, int port) {
         return new EngineConfig(name, host, port, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withAdvertiseHost(String v) {
         return new EngineConfig(name, listenHost, listenPort, v, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withChannels(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, v, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withChannelDevices(List<Integer> v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, v, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withChunkSize(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, v,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withWindows(int send, int recv) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withTimeouts(Duration peer, Duration connect, Duration beat) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withShutdownTimeout(Duration v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withIdle(IdlePolicy v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, v,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     /**
@@ -163,25 +171,31 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     public EngineConfig withControlTls(SSLContext context, boolean requireClientAuth) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                context, requireClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit);
+                context, requireClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withInlineLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, v, coalesceLimit, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, v, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withCoalesceLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, v, deviceCoalesceLimit);
+                controlTls, controlTlsClientAuth, inlineLimit, v, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withDeviceCoalesceLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
-                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, v);
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, v, agents);
+    }
+
+    public EngineConfig withAgents(int v) {
+        return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, v);
     }
 
     private static void require(boolean ok, String message) {

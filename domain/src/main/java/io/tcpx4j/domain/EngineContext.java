@@ -5,13 +5,14 @@ import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.protocol.ConnInfo;
 
 /**
- * What every connection of one engine shares: who the engine is, its configuration, its ports and its
- * registered memory.
+ * What every connection of one progress agent shares: who the engine is, its configuration, its ports
+ * and its registered memory, which agent of the engine this is ({@code agent}) and that agent's unpacker.
  */
 record EngineContext(LocalIdentity identity, EngineConfig config, NetTransport transport, Unpacker unpacker,
-                     Clock clock, RegionRegistry registry) {
+                     Clock clock, RegionRegistry registry, int agent) {
 
     String name() {
         return identity.name();
@@ -19,6 +20,11 @@ record EngineContext(LocalIdentity identity, EngineConfig config, NetTransport t
 
     long now() {
         return clock.nanoTime();
+    }
+
+    /** Whether this agent serves the peer named {@code peer} ({@link ConnInfo#agentFor}). */
+    boolean serves(String peer) {
+        return ConnInfo.agentFor(peer, config.agents()) == agent;
     }
 
     /** The network device of data channel {@code channel}. */

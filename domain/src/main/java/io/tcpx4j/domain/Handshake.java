@@ -152,6 +152,12 @@ final class Handshake {
         return type.cast(f);
     }
 
+    /** A peer that dialed an agent of this engine that does not serve it (its conn-info is stale or foreign). */
+    static Refusal misdirected(EngineContext ctx, String peer) {
+        return new Refusal(Code.INVALID_PARAM, "peer " + peer + " dialed agent " + ctx.agent() + " of " + ctx.name()
+                + ", which serves other peers: load " + ctx.name() + "'s current conn-info");
+    }
+
     /** The refusal sent to the loser of a crossing dial. */
     static Refusal duplicate(LocalIdentity self) {
         return new Refusal(REJECT_DUPLICATE, "a crossing connection dialed by " + self.name() + " wins");

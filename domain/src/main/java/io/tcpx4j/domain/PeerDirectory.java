@@ -46,7 +46,7 @@ final class PeerDirectory {
 
     void loadPeer(String name, ConnInfo info) {
         Peer p = peers.computeIfAbsent(name, Peer::new);
-        p.address = new InetSocketAddress(info.host(), info.port());
+        p.address = new InetSocketAddress(info.host(), info.portFor(ctx.name()));
         p.info = info;
     }
 
@@ -143,9 +143,15 @@ final class PeerDirectory {
         return true;
     }
 
-    /** Fails queued work that waited too long for a connection; redials peers that lost a crossing dial. */
+    /**
+     * Fails queued work that waited too long for a connection; redials peers that lost a crossing dial;
+     * drops the connections' registrations of retired groups.
+     */
     int housekeeping(long now) {
         int work = 0;
+        for (int i = 0; i < connections.size(); i++) {
+            work += connections.get(i).dropRetired();
+        }
         for (Peer p : peers.values()) {
             if (p.conn == null && !p.pending.isEmpty()) {
                 if (now - p.pendingSince > ctx.config().connectTimeout().toNanos()) {
@@ -258,21 +264,24 @@ final class PeerDirectory {
         }
 
         @Override
-        public boolean admit(String name, long peerIncarnation) {
+        public Handshake.Refusal admit(String name, long peerIncarnation) {
+            if (!ctx.serves(name)) {
+                return Handshake.misdirected(ctx, name);
+            }
             Peer p = peers.computeIfAbsent(name, Peer::new);
             Connection existing = p.conn;
             if (existing != null && existing != conn && !existing.isClosed()) {
                 boolean ourNameWins = ctx.name().compareTo(name) < 0;
                 if (existing.isDialer() && !existing.isEstablished()) {
                     if (ourNameWins) {
-                        return false;
+                        return Handshake.duplicate(ctx.identity());
                     }
                     existing.abandon();
                     connectionsClosed = true;
                 } else if (existing.isEstablished() && existing.isDialer()
                         && existing.peerIncarnation() == peerIncarnation && ourNameWins) {
                     // the peer's half of a crossing dial arriving late: ours, dialed by the smaller name, stays
-                    return false;
+                    return Handshake.duplicate(ctx.identity());
                 } else {
                     existing.fail(new TransferException(Code.REMOTE_DISCONNECT, "peer " + name + " reconnected"
                             + (existing.peerIncarnation() != peerIncarnation ? " after a restart" : "")));
@@ -280,7 +289,7 @@ final class PeerDirectory {
             }
             peer = p;
             p.conn = conn;
-            return true;
+            return null;
         }
 
         @Override

@@ -5,7 +5,6 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.port.out.DeviceMemory;
-import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 
@@ -21,14 +20,14 @@ import java.util.Objects;
  * admission for peers), how they group into transport registrations, and their deregistration once
  * no transfer pins them any more.
  *
- * <p>Thread-safe for {@link #register}, {@link #deregister}, {@link #pinLocal}, {@link #admitRemoteAccess}
- * and {@link #size}; {@link #reclaim}, {@link #discardRegion} and {@link #close} belong to the agent.
+ * <p>Thread-safe for {@link #register}, {@link #deregister}, {@link #pinLocal}, {@link #admitRemoteAccess},
+ * {@link #discardRegion} and {@link #size}; {@link #reclaim} belongs to the first progress agent (the
+ * {@code agent} queue given here), {@link #close} to whoever shuts the engine down after its agents stopped.
  */
 final class RegionRegistry implements LocalRegion.Owner {
 
     private final String engineName;
     private final DeviceMemory memory;
-    private final NetTransport transport;
     private final CommandQueue agent;
 
     // copy-on-write array sorted by start address; writers hold `this`
@@ -37,12 +36,12 @@ final class RegionRegistry implements LocalRegion.Owner {
 
     // agent only
     private final List<LocalRegion> deregistering = new ArrayList<>();
+    // guarded by `this`
     private LocalRegion discard;
 
-    RegionRegistry(String engineName, DeviceMemory memory, NetTransport transport, CommandQueue agent) {
+    RegionRegistry(String engineName, DeviceMemory memory, CommandQueue agent) {
         this.engineName = engineName;
         this.memory = memory;
-        this.transport = transport;
         this.agent = agent;
     }
 
@@ -129,7 +128,7 @@ final class RegionRegistry implements LocalRegion.Owner {
             }
         }
         if (last) {
-            g.forgetAll(transport);
+            g.retire();
         }
     }
 
@@ -167,13 +166,13 @@ final class RegionRegistry implements LocalRegion.Owner {
         return 0;
     }
 
-    /** Agent: a host buffer of the largest chunk that refused WRITEs are drained into. */
     /** The engine's device memory (staging buffers of packed chunks are allocated through it). */
     DeviceMemory memory() {
         return memory;
     }
 
-    LocalRegion discardRegion() {
+    /** A host buffer of the largest chunk that refused WRITEs are drained into, shared by the agents. */
+    synchronized LocalRegion discardRegion() {
         if (discard == null) {
             MemoryDescriptor d = memory.allocate(MemoryKind.DRAM, EngineConfig.MAX_CHUNK, 0);
             discard = new LocalRegion(null, d, new RegistrationGroup(-1, d.address(), d.length(), PtrType.HOST),
@@ -186,8 +185,8 @@ final class RegionRegistry implements LocalRegion.Owner {
         return regions.length;
     }
 
-    /** Agent, at shutdown: finishes every pending deregistration and frees the discard buffer. */
-    void close() {
+    /** At shutdown, after every agent stopped: finishes every pending deregistration and frees the discard buffer. */
+    synchronized void close() {
         for (LocalRegion region : deregistering) {
             finishDeregister(region);
         }

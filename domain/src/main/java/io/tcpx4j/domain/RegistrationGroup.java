@@ -5,8 +5,9 @@ import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.PtrType;
 
-import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One transport registration span shared by every region inside it: a host region's own range, or a
@@ -14,8 +15,11 @@ import java.util.Map;
  * since TCPX maps device memory per allocation and needs 4 KiB aligned spans). Registered lazily on
  * each comm that first sends from or receives into it.
  *
- * <p><b>Not thread-safe</b> for the per-comm map: the engine's agent alone touches it. The region count
- * is guarded by the registry.
+ * <p>Each registration belongs to its comm and is made and dropped only by the progress agent that
+ * drives that comm (the transport's rule): once the group's last region is deregistered the registry
+ * {@link #retire retires} it, and each connection drops its own comms' registrations in its next
+ * housekeeping ({@code ChunkPipeline.dropRetired}) or when it closes. Thread-safe across comms; the
+ * region count is guarded by the registry.
  */
 final class RegistrationGroup {
 
@@ -24,8 +28,10 @@ final class RegistrationGroup {
     final long size;
     final PtrType type;
     int regions;
-    private final Map<Comm, MemoryRegistration> perComm = new IdentityHashMap<>();
-    private int generation;
+    /** Comms do not override equals: keys compare by identity. */
+    private final Map<Comm, MemoryRegistration> perComm = new ConcurrentHashMap<>();
+    private final AtomicInteger generation = new AtomicInteger();
+    private volatile boolean retired;
 
     RegistrationGroup(long key, long address, long size, PtrType type) {
         this.key = key;
@@ -41,7 +47,7 @@ final class RegistrationGroup {
 
     /** Changes whenever a registration is dropped, so that a caller holding one can tell it may be gone. */
     int generation() {
-        return generation;
+        return generation.get();
     }
 
     /** Registers the group on {@code comm} (which must not have it yet). */
@@ -51,29 +57,25 @@ final class RegistrationGroup {
         return mr;
     }
 
-    /** Drops the registration of a comm about to close. */
+    /** Drops the registration on {@code comm} (closing, or the group retired); on the comm's agent. */
     void forget(NetTransport transport, Comm comm) {
-        generation++;
+        generation.incrementAndGet();
         MemoryRegistration mr = perComm.remove(comm);
         if (mr != null) {
             try {
                 transport.deregister(comm, mr);
             } catch (RuntimeException e) {
-                // the comm is going away anyway; its registrations die with it
+                // a failed comm's registrations die with it
             }
         }
     }
 
-    /** Drops every registration (the last region of the group was deregistered). */
-    void forgetAll(NetTransport transport) {
-        generation++;
-        for (Map.Entry<Comm, MemoryRegistration> e : perComm.entrySet()) {
-            try {
-                transport.deregister(e.getKey(), e.getValue());
-            } catch (RuntimeException ignored) {
-                // a failed comm's registrations die with it
-            }
-        }
-        perComm.clear();
+    /** The last region of the group was deregistered: the connections drop their registrations of it. */
+    void retire() {
+        retired = true;
+    }
+
+    boolean isRetired() {
+        return retired;
     }
 }

@@ -75,7 +75,8 @@ class AgentRunnerTest {
             agent.leaseNanos = 0;
             r.wake();
             awaitAtLeast(agent.cycles, 1);
-            assertThat(r.stop(5_000)).isTrue();
+            r.requestStop();
+            assertThat(r.awaitStopped(5_000)).isTrue();
         }
     }
 
@@ -94,7 +95,8 @@ class AgentRunnerTest {
 
             agent.leaseNanos = 0; // the caller stopped, and nothing wakes the runner: its next look serves
             awaitAtLeast(agent.cycles, 1);
-            assertThat(r.stop(5_000)).isTrue();
+            r.requestStop();
+            assertThat(r.awaitStopped(5_000)).isTrue();
         }
     }
 

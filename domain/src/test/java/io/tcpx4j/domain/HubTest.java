@@ -9,9 +9,11 @@ import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -30,7 +32,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * One engine serving several peers at once, each with its own progress thread: the hub reads its
  * control sockets through its {@link ControlPoll} (more than one connection), the spokes read theirs
  * directly. Every spoke WRITEs and READs inline-sized and chunked blocks with notifications while the
- * hub WRITEs into every spoke; every byte and every notification is checked.
+ * hub WRITEs into every spoke; every byte and every notification is checked. With one hub agent, and
+ * with three (each serving one spoke; the spokes have two agents each, so the hub's dials meet the
+ * spokes' agents that dial it, and crossing dials are settled per agent).
  */
 class HubTest {
 
@@ -55,9 +59,11 @@ class HubTest {
         buffers.forEach(NativeMemory::free);
     }
 
-    @Test
-    void servesEveryPeerAtOnceWithEveryByteAndNotificationInPlace() throws Exception {
-        Engine hub = engine("hub");
+    @ParameterizedTest(name = "hub agents {0}")
+    @ValueSource(ints = {1, 3})
+    void servesEveryPeerAtOnceWithEveryByteAndNotificationInPlace(int hubAgents) throws Exception {
+        Engine hub = engine("hub", hubAgents);
+        assertThat(ConnInfo.decode(hub.connInfo()).ports()).hasSize(hubAgents).doesNotHaveDuplicates();
         // hub memory: per spoke, a slot the spoke writes into and a slot it reads from
         long hubIn = buffer(SPOKES * (long) SLOT);
         long hubOut = buffer(SPOKES * (long) SLOT);
@@ -71,7 +77,7 @@ class HubTest {
         long[] spokeIn = new long[SPOKES];
         byte[][] spokeSrcBytes = new byte[SPOKES][];
         for (int i = 0; i < SPOKES; i++) {
-            Engine s = engine("spoke" + i);
+            Engine s = engine("spoke" + i, 2);
             spokes.add(s);
             s.loadPeer("hub", hub.connInfo());
             hub.loadPeer(s.name(), s.connInfo());
@@ -141,10 +147,11 @@ class HubTest {
         }
     }
 
-    private Engine engine(String name) {
+    private Engine engine(String name, int agents) {
         NetTransport t = fabric.newTransport();
         transports.add(t);
-        Engine e = new Engine(EngineConfig.defaults(name), t, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+        Engine e = new Engine(EngineConfig.defaults(name).withAgents(agents), t, new HostMemory(), new CpuUnpacker(),
+                Clock.SYSTEM);
         engines.add(e);
         e.start();
         return e;

@@ -43,7 +43,7 @@ class RequestRingTest {
     void aDroppedRegistrationIsNotServedAgain() {
         RegistrationGroup g = new RegistrationGroup(-1, 0x1000, 4096, PtrType.HOST);
         ring.rememberRegistration(g, g.register(transport, comm));
-        g.forgetAll(transport);
+        g.forget(transport, comm);
         assertThat(calls).containsExactly("register", "deregister");
         assertThat(ring.lastRegistration(g)).isNull();
 

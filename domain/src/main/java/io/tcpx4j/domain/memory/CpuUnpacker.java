@@ -18,6 +18,11 @@ public final class CpuUnpacker implements Unpacker {
     private boolean pending;
 
     @Override
+    public Unpacker another() {
+        return new CpuUnpacker();
+    }
+
+    @Override
     public void add(NetRequest request, long destination, MemoryKind destinationKind) {
         if (reader.reset(request) == 0) {
             return;

@@ -21,7 +21,8 @@ class ConnInfoFuzzTest {
         return Stream.of(
                 new ConnInfo("prefill-0", "127.0.0.1", 40123, secret).encode(),
                 new ConnInfo("d\u00e9code-\u4e2d", "host.example", 1, secret).encode(),
-                new ConnInfo("x".repeat(255), "::1", 65535, secret).encode());
+                new ConnInfo("x".repeat(255), "::1", 65535, secret).encode(),
+                new ConnInfo("decode-2", "10.1.2.3", java.util.List.of(40000, 40001, 40002, 40003), secret).encode());
     }
 
     @MethodSource("seeds")

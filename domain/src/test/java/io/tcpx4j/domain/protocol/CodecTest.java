@@ -30,6 +30,33 @@ class CodecTest {
     }
 
     @Test
+    void connInfoOfSeveralAgentsRoundTripsAsVersionTwoAndOneAgentStaysVersionOne() {
+        ConnInfo one = new ConnInfo("decode-1", "10.0.0.2", 40123, SECRET);
+        ConnInfo three = new ConnInfo("decode-1", "10.0.0.2", java.util.List.of(40123, 40124, 51000), SECRET);
+
+        assertThat(one.encode()[4]).isEqualTo((byte) 1);
+        assertThat(three.encode()[4]).isEqualTo((byte) 2);
+        assertThat(ConnInfo.decode(three.encode())).isEqualTo(three).isNotEqualTo(one);
+        assertThat(three.port()).isEqualTo(40123);
+        assertThat(three.portFor("prefill-7")).isEqualTo(three.ports().get(ConnInfo.agentFor("prefill-7", 3)));
+        assertThat(one.portFor("prefill-7")).isEqualTo(40123);
+    }
+
+    @Test
+    void connInfoOfSeveralAgentsRejectsEveryTruncationAndAVersionTwoOfOneAgent() {
+        byte[] three = new ConnInfo("a", "h", java.util.List.of(1, 2, 3), SECRET).encode();
+        for (int n = 0; n < three.length; n++) {
+            byte[] cut = Arrays.copyOf(three, n);
+            assertThatThrownBy(() -> ConnInfo.decode(cut)).isInstanceOf(TransferException.class)
+                    .extracting(e -> ((TransferException) e).code()).isEqualTo(TransferException.Code.INVALID_PARAM);
+        }
+        byte[] single = three.clone();
+        single[4 + 1 + 2 + 2] = 1; // the agent count, after magic, version, name "a" and host "h"
+        assertThatThrownBy(() -> ConnInfo.decode(single)).hasMessageContaining("version 2 with 1 agents");
+        assertThatThrownBy(() -> new ConnInfo("a", "h", java.util.List.of(), SECRET)).hasMessageContaining("0 ports");
+    }
+
+    @Test
     void regionMetadataRoundTrips() {
         RegionMetadata m = new RegionMetadata("decode-3", new MemoryDescriptor(0x7f00_0000_1000L, 1 << 20, MemoryKind.VRAM, 5));
         assertThat(RegionMetadata.decode(m.encode())).isEqualTo(m);

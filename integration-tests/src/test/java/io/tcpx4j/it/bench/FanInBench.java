@@ -61,7 +61,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * transport's default I/O threads on the target and on each initiator, devmem off (host
  * receives land in place, as on TCPX and as the CLI and the NIXL backend run the loopback transport;
  * on: every receive lands in 4 KiB bounce pages that the target's progress thread unpacks with CPU
- * copies, TCPX's GPU receive path simulated in host memory). {@code -Dbench.sched=true} adds, per K, how
+ * copies, TCPX's GPU receive path simulated in host memory). {@code -Dbench.agents=N} gives the target N
+ * progress agents (default 1), each serving the initiators whose names hash to it. {@code -Dbench.sched=true} adds, per K, how
  * long each engine thread waited for a CPU while the transfers ran ({@link RunQueueWait}).
  */
 public final class FanInBench {
@@ -87,9 +88,10 @@ public final class FanInBench {
         int initiatorIo = args.length > 6 ? Integer.parseInt(args[6]) : LoopbackConfig.defaults().ioThreads();
         IdlePolicy idle = args.length > 7 ? IdlePolicy.valueOf(args[7].toUpperCase(Locale.ROOT)) : IdlePolicy.ADAPTIVE;
         System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
-                + " %d per initiator, devmem %s, idle %s, inline limit %d B (target %d B), %d CPUs%n", block, transfers,
-                warmup, targetIo, initiatorIo, devmem ? "on" : "off", idle.name().toLowerCase(Locale.ROOT), INLINE,
-                TARGET_INLINE, Runtime.getRuntime().availableProcessors());
+                + " %d per initiator, devmem %s, idle %s, inline limit %d B (target %d B), target agents %d, %d CPUs%n",
+                block, transfers, warmup, targetIo, initiatorIo, devmem ? "on" : "off",
+                idle.name().toLowerCase(Locale.ROOT), INLINE, TARGET_INLINE, TARGET_AGENTS,
+                Runtime.getRuntime().availableProcessors());
         System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50   raw TCP GB/s   x raw   "
                 + "raw p50 us  raw p99 us  raw p99/p50");
         for (int k : ks) {
@@ -114,6 +116,8 @@ public final class FanInBench {
     private static final int INLINE = Integer.getInteger("bench.inline", EngineConfig.DEFAULT_INLINE);
     /** The target's own inline limit, which bounds the initiators' inline WRITEs: {@code -Dbench.target-inline=BYTES}. */
     private static final int TARGET_INLINE = Integer.getInteger("bench.target-inline", INLINE);
+    /** The target's progress agents, each serving the initiators whose names hash to it: {@code -Dbench.agents=N}. */
+    private static final int TARGET_AGENTS = Integer.getInteger("bench.agents", 1);
 
     private static EngineConfig config(String name, IdlePolicy idle, int inline) {
         return LoopbackNode.config(name).withIdle(idle).withInlineLimit(inline);
@@ -125,7 +129,7 @@ public final class FanInBench {
         List<LoopbackNode> initiators = new ArrayList<>();
         Set<Integer> seen = SCHED ? RunQueueWait.tids() : new HashSet<>();
         Map<Integer, String> engineThreads = new LinkedHashMap<>();
-        try (LoopbackNode target = LoopbackNode.start(config("fanin-target", idle, TARGET_INLINE),
+        try (LoopbackNode target = LoopbackNode.start(config("fanin-target", idle, TARGET_INLINE).withAgents(TARGET_AGENTS),
                 transport.withIoThreads(targetIo))) {
             name(engineThreads, seen, "target");
             long region = target.allocate((long) k * block);

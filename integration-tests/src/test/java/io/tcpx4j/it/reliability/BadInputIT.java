@@ -195,7 +195,7 @@ class BadInputIT {
         newer[4] = 2; // version byte after the magic
         rejected(Code.NOT_SUPPORTED, () -> a.engine.loadRemoteMetadata("in-b", newer));
         byte[] newerConn = conn.clone();
-        newerConn[4] = 2;
+        newerConn[4] = 3; // versions 1 (one agent) and 2 (several) are read
         rejected(Code.NOT_SUPPORTED, () -> a.engine.loadPeer("in-b", newerConn));
         rejected(Code.INVALID_PARAM, () -> a.engine.loadRemoteMetadata("in-a-typo", good)); // owner mismatch
         rejected(Code.INVALID_PARAM, () -> a.engine.loadPeer("someone-else", conn));

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain.port.out;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.TransferException;
 
 /**
  * Scatters fragmented receives from bounce pages into their destinations. Batches: every receive
@@ -34,6 +35,16 @@ public interface Unpacker extends AutoCloseable {
      */
     default boolean reaches(MemoryKind kind) {
         return kind == MemoryKind.DRAM;
+    }
+
+    /**
+     * A new unpacker like this one (same device, same settings) for another progress agent of the same
+     * engine, which drives it on its own thread while this one runs; the engine closes it. Default:
+     * NOT_SUPPORTED, and an engine with several agents refuses to start with such an unpacker.
+     */
+    default Unpacker another() {
+        throw new TransferException(TransferException.Code.NOT_SUPPORTED,
+                getClass().getSimpleName() + " cannot serve more than one progress agent");
     }
 
     /** Sends everything added since the last submit as one batch: its ticket, or 0 if there was none. */
