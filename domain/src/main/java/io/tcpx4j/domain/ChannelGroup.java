@@ -4,6 +4,7 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.port.out.NetTransport;
 
+import java.util.Iterator;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.IntUnaryOperator;
@@ -105,8 +106,19 @@ final class ChannelGroup {
         return work;
     }
 
+    /** Drops the registrations of the groups in {@code registered} that were retired, and those groups from it. */
+    void dropRetired(Set<RegistrationGroup> registered) {
+        for (Iterator<RegistrationGroup> it = registered.iterator(); it.hasNext(); ) {
+            RegistrationGroup g = it.next();
+            if (g.isRetired()) {
+                forget(g);
+                it.remove();
+            }
+        }
+    }
+
     /** Drops the group's registrations on every comm. */
-    void forget(RegistrationGroup g) {
+    private void forget(RegistrationGroup g) {
         for (Channel ch : channels) {
             if (ch.send != null) {
                 g.forget(transport, ch.send);

@@ -10,7 +10,6 @@ import io.tcpx4j.domain.port.out.Unpacker;
 
 import java.util.Collections;
 import java.util.IdentityHashMap;
-import java.util.Iterator;
 import java.util.Set;
 
 /**
@@ -45,6 +44,8 @@ final class ChunkPipeline {
     private final Lane out;
     private final Lane in;
     private final Set<RegistrationGroup> registered = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The registry's retirement count when this pipeline last dropped its registrations of retired groups. */
+    private long retirementsSeen;
 
     ChunkPipeline(NetTransport transport, Unpacker unpacker, RegionRegistry registry, ChannelGroup channels,
                   EngineConfig cfg, Completions completions) {
@@ -71,6 +72,10 @@ final class ChunkPipeline {
     int progress() {
         if (!channels.isReady()) {
             return 0;
+        }
+        if (registry.retirements() != retirementsSeen) {
+            retirementsSeen = registry.retirements();
+            channels.dropRetired(registered);
         }
         int work = testSends();
         work += testReceives();
@@ -371,20 +376,6 @@ final class ChunkPipeline {
     /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
     int outstandingRequests() {
         return channels.outstandingRequests();
-    }
-
-    /** Drops this path's registrations of groups whose last region was deregistered; returns how many. */
-    int dropRetired() {
-        int work = 0;
-        for (Iterator<RegistrationGroup> it = registered.iterator(); it.hasNext(); ) {
-            RegistrationGroup g = it.next();
-            if (g.isRetired()) {
-                channels.forget(g);
-                it.remove();
-                work++;
-            }
-        }
-        return work;
     }
 
     /** Drops what is queued, the registrations made on the comms, and closes the comms. */

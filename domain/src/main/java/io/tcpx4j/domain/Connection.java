@@ -385,11 +385,6 @@ final class Connection {
         events.closed(reason);
     }
 
-    /** Housekeeping: drops the registrations of retired groups on this connection's comms. */
-    int dropRetired() {
-        return data == null ? 0 : data.dropRetired();
-    }
-
     /** Requests held on the transport right now (for leak checks); a racy read from any thread. */
     int outstandingRequests() {
         DataPath d = data;

@@ -378,11 +378,6 @@ final class DataPath implements ChunkPipeline.Completions {
         pipeline.close();
     }
 
-    /** Drops the registrations of retired groups on this path's comms; returns how many. */
-    int dropRetired() {
-        return pipeline.dropRetired();
-    }
-
     /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
     int outstandingRequests() {
         return pipeline.outstandingRequests();

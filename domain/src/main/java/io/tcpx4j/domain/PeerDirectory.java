@@ -143,15 +143,9 @@ final class PeerDirectory {
         return true;
     }
 
-    /**
-     * Fails queued work that waited too long for a connection; redials peers that lost a crossing dial;
-     * drops the connections' registrations of retired groups.
-     */
+    /** Fails queued work that waited too long for a connection; redials peers that lost a crossing dial. */
     int housekeeping(long now) {
         int work = 0;
-        for (int i = 0; i < connections.size(); i++) {
-            work += connections.get(i).dropRetired();
-        }
         for (Peer p : peers.values()) {
             if (p.conn == null && !p.pending.isEmpty()) {
                 if (now - p.pendingSince > ctx.config().connectTimeout().toNanos()) {

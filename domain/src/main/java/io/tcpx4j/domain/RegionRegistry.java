@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The memory registered with one engine: which ranges exist (local pins for posts, remote-access
@@ -33,6 +34,9 @@ final class RegionRegistry implements LocalRegion.Owner {
     // copy-on-write array sorted by start address; writers hold `this`
     private volatile LocalRegion[] regions = new LocalRegion[0];
     private final Map<Long, RegistrationGroup> deviceGroups = new HashMap<>();
+
+    /** Groups retired so far: each connection drops its registrations of retired groups when this changes. */
+    private final AtomicLong retirements = new AtomicLong();
 
     // agent only
     private final List<LocalRegion> deregistering = new ArrayList<>();
@@ -129,6 +133,7 @@ final class RegionRegistry implements LocalRegion.Owner {
         }
         if (last) {
             g.retire();
+            retirements.incrementAndGet();
         }
     }
 
@@ -179,6 +184,10 @@ final class RegionRegistry implements LocalRegion.Owner {
                     new byte[0]);
         }
         return discard;
+    }
+
+    long retirements() {
+        return retirements.get();
     }
 
     int size() {

@@ -62,7 +62,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * receives land in place, as on TCPX and as the CLI and the NIXL backend run the loopback transport;
  * on: every receive lands in 4 KiB bounce pages that the target's progress thread unpacks with CPU
  * copies, TCPX's GPU receive path simulated in host memory). {@code -Dbench.agents=N} gives the target N
- * progress agents (default 1), each serving the initiators whose names hash to it. {@code -Dbench.sched=true} adds, per K, how
+ * progress agents (default 1), each serving the initiators whose names hash to it; {@code -Dbench.target-cpus}
+ * and {@code -Dbench.initiator-cpus} give the target CPUs of its own ({@link Affinity}). {@code -Dbench.sched=true} adds, per K, how
  * long each engine thread waited for a CPU while the transfers ran ({@link RunQueueWait}).
  */
 public final class FanInBench {
@@ -87,11 +88,15 @@ public final class FanInBench {
         boolean devmem = args.length > 5 && args[5].equals("on");
         int initiatorIo = args.length > 6 ? Integer.parseInt(args[6]) : LoopbackConfig.defaults().ioThreads();
         IdlePolicy idle = args.length > 7 ? IdlePolicy.valueOf(args[7].toUpperCase(Locale.ROOT)) : IdlePolicy.ADAPTIVE;
+        if ((TARGET_CPUS == null) != (INITIATOR_CPUS == null)) {
+            throw new IllegalArgumentException("set both -Dbench.target-cpus and -Dbench.initiator-cpus, or neither");
+        }
         System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
-                + " %d per initiator, devmem %s, idle %s, inline limit %d B (target %d B), target agents %d, %d CPUs%n",
+                + " %d per initiator, devmem %s, idle %s, inline limit %d B (target %d B), target agents %d, %d CPUs%s%n",
                 block, transfers, warmup, targetIo, initiatorIo, devmem ? "on" : "off",
                 idle.name().toLowerCase(Locale.ROOT), INLINE, TARGET_INLINE, TARGET_AGENTS,
-                Runtime.getRuntime().availableProcessors());
+                Runtime.getRuntime().availableProcessors(), TARGET_CPUS == null ? ""
+                        : " (target on CPUs " + TARGET_CPUS + ", the rest on " + INITIATOR_CPUS + ")");
         System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50   raw TCP GB/s   x raw   "
                 + "raw p50 us  raw p99 us  raw p99/p50");
         for (int k : ks) {
@@ -118,6 +123,12 @@ public final class FanInBench {
     private static final int TARGET_INLINE = Integer.getInteger("bench.target-inline", INLINE);
     /** The target's progress agents, each serving the initiators whose names hash to it: {@code -Dbench.agents=N}. */
     private static final int TARGET_AGENTS = Integer.getInteger("bench.agents", 1);
+    /**
+     * {@code -Dbench.target-cpus=LIST -Dbench.initiator-cpus=LIST} (taskset lists, Linux, both or neither):
+     * the target's threads (and the raw baseline's readers) run on the first, everything else on the second.
+     */
+    private static final String TARGET_CPUS = System.getProperty("bench.target-cpus");
+    private static final String INITIATOR_CPUS = System.getProperty("bench.initiator-cpus");
 
     private static EngineConfig config(String name, IdlePolicy idle, int inline) {
         return LoopbackNode.config(name).withIdle(idle).withInlineLimit(inline);
@@ -129,8 +140,20 @@ public final class FanInBench {
         List<LoopbackNode> initiators = new ArrayList<>();
         Set<Integer> seen = SCHED ? RunQueueWait.tids() : new HashSet<>();
         Map<Integer, String> engineThreads = new LinkedHashMap<>();
+        if (TARGET_CPUS != null) {
+            Affinity.process(INITIATOR_CPUS);
+        }
+        Set<Integer> before = RunQueueWait.tids();
         try (LoopbackNode target = LoopbackNode.start(config("fanin-target", idle, TARGET_INLINE).withAgents(TARGET_AGENTS),
                 transport.withIoThreads(targetIo))) {
+            if (TARGET_CPUS != null) {
+                // its agents; the transport's I/O threads start later, from the agents, and inherit their CPUs
+                for (int tid : RunQueueWait.tids()) {
+                    if (!before.contains(tid)) {
+                        Affinity.thread(tid, TARGET_CPUS);
+                    }
+                }
+            }
             name(engineThreads, seen, "target");
             long region = target.allocate((long) k * block);
             RegisteredMemory published = target.register(region, (long) k * block);
@@ -238,6 +261,9 @@ public final class FanInBench {
                     receivers.get(i).register(sel, SelectionKey.OP_READ, ByteBuffer.allocateDirect(block));
                 }
                 Thread reader = new Thread(() -> {
+                    if (TARGET_CPUS != null) {
+                        Affinity.self(TARGET_CPUS);
+                    }
                     ByteBuffer ack = ByteBuffer.allocateDirect(1);
                     try (sel) {
                         while (!Thread.currentThread().isInterrupted()) {

@@ -55,6 +55,12 @@ final class GpuNode implements AutoCloseable {
     }
 
     GpuNode(String name, DeviceMemory memory, int device, int channels, int sockets, int ioThreads, int chunkSize) {
+        this(name, memory, device, channels, sockets, ioThreads, chunkSize, 1);
+    }
+
+    /** @param agents the engine's progress agents (each further one with its own unpacker, made by the engine) */
+    GpuNode(String name, DeviceMemory memory, int device, int channels, int sockets, int ioThreads, int chunkSize,
+            int agents) {
         this.memory = memory;
         this.kind = memory instanceof CudaDeviceMemory ? MemoryKind.VRAM : MemoryKind.DRAM;
         this.device = device;
@@ -63,7 +69,8 @@ final class GpuNode implements AutoCloseable {
         // receives into device memory always go through bounce pages.
         this.transport = new LoopbackTransport(LoopbackConfig.defaults().withSocketsPerComm(sockets)
                 .withIoThreads(ioThreads).withDevmem(kind == MemoryKind.VRAM), memory);
-        this.engine = new Engine(EngineConfig.defaults(name).withChannels(channels).withChunkSize(chunkSize),
+        this.engine = new Engine(EngineConfig.defaults(name).withChannels(channels).withChunkSize(chunkSize)
+                .withAgents(agents),
                 transport, memory, unpacker,
                 Clock.SYSTEM);
         this.engine.start();
