@@ -46,6 +46,8 @@ import java.util.TreeMap;
  *       512 KiB gathered and scattered by the unpack kernel (0: never; default 128 KiB)</td></tr>
  *   <tr><td>cost_network_gbps, cost_local_gbps, cost_latency_us</td><td>the cost model of
  *       estimateXferCost</td></tr>
+ *   <tr><td>agents</td><td>the engine's progress agents, each serving the agents whose names hash to it
+ *       (default 1, at most 64); they run side by side on their own threads ({@code progress=thread})</td></tr>
  * </table>
  *
  * <p>Immutable.
@@ -97,7 +99,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "coalesce_limit",
                 "device_coalesce_limit", "cost_network_gbps",
                 "cost_local_gbps",
-                "cost_latency_us")) {
+                "cost_latency_us", "agents")) {
             m.put(k, "");
         }
         return Collections.unmodifiableMap(m);
@@ -156,6 +158,9 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         if (p.containsKey("device_coalesce_limit")) {
             engine = engine.withDeviceCoalesceLimit(size(p, "device_coalesce_limit",
                     engine.deviceCoalesceLimit()));
+        }
+        if (p.containsKey("agents")) {
+            engine = engine.withAgents(integer(p, "agents", engine.agents()));
         }
         CostModel d = CostModel.DEFAULT;
         CostModel cost = new CostModel(

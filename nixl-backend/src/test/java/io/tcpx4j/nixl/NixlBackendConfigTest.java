@@ -156,6 +156,18 @@ class NixlBackendConfigTest {
     }
 
     @Test
+    void agentsIsAnEngineSettingWithTheEnginesDefault() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().agents()).isEqualTo(1);
+        assertThat(NixlBackendConfig.parse("A", Map.of("agents", "4"), Map.of()).engine().agents()).isEqualTo(4);
+        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_AGENTS", "3")).engine().agents())
+                .isEqualTo(3);
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("agents", "65"), Map.of()))
+                .hasMessageContaining("agents must be 1..64");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("agents", "many"), Map.of()))
+                .hasMessageContaining("'agents' must be an integer");
+    }
+
+    @Test
     void deviceCoalesceLimitIsAnEngineSettingWithTheEnginesDefault() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().deviceCoalesceLimit())
                 .isEqualTo(io.tcpx4j.domain.EngineConfig.DEFAULT_DEVICE_COALESCE);

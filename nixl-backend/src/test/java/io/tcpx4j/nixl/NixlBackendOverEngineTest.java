@@ -24,13 +24,19 @@ class NixlBackendOverEngineTest extends NixlBackendContract {
     NixlBackend newBackend(String name) {
         InMemoryNetTransportDouble transport = fabric.newTransport();
         EngineConfig config = EngineConfig.defaults(name)
-                .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofMillis(200));
+                .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofMillis(200))
+                .withAgents(progressAgents());
         Engine engine = new Engine(config, transport, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
         engine.start();
         return new NixlBackend(engine, () -> {
             engine.close();
             transport.close();
         }, CostModel.DEFAULT);
+    }
+
+    /** The engines' progress agents. */
+    int progressAgents() {
+        return 1;
     }
 
     @Override
