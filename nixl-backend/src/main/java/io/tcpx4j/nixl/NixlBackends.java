@@ -77,7 +77,9 @@ public final class NixlBackends {
             LOG.log(System.Logger.Level.INFO, "NIXL TCPX backend " + agent + " started: transport "
                     + config.transport() + " (from " + config.source("transport") + "), CUDA unpack "
                     + (cuda != null ? "on" : "off") + " (cuda=" + config.cuda() + " from " + config.source("cuda")
-                    + "), control listener " + config.engine().listenHost());
+                    + "), control listener " + config.engine().listenHost()
+                    + (config.engine().agents() > 1 ? ", " + config.engine().agents() + " progress agents (from "
+                    + config.source("agents") + ")" : ""));
             return new NixlBackend(engine, lifecycle, config.cost(), config.inlineProgress());
         } catch (RuntimeException e) {
             lifecycle.stop();
