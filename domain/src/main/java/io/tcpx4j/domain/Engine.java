@@ -57,7 +57,7 @@ public final class Engine implements TransferEngine {
     private volatile boolean closed;
 
     /**
-     * An engine whose first agent uses {@code unpacker} (the caller's, which it closes); further agents
+     * An engine whose first agent uses {@code unpacker} (the caller's, closed by the caller); further agents
      * get their own from {@link Unpacker#another()}, which the engine closes.
      */
     public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
