@@ -78,7 +78,8 @@ final class ServeCommand implements Callable<Integer> {
                 s.close();
             }
             io.out().println("tcpx4j serve: " + engine.transport.label() + " target on " + HostPort.of(s.address())
-                    + " (engine on " + bind + "); Ctrl-C stops");
+                    + " (engine on " + bind + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "")
+                    + "); Ctrl-C stops");
             io.out().flush();
             ready.countDown();
             int runs = s.serve(0);

@@ -79,6 +79,7 @@ class TwoHostTest {
         s.serve.shutdown();
         assertThat(s.exit.get(30, TimeUnit.SECONDS)).isZero();
         assertThat(s.out.toString(StandardCharsets.UTF_8)).contains("tcpx4j serve: loopback target on 127.0.0.1:");
+        assertThat(s.out.toString(StandardCharsets.UTF_8)).contains(", 3 progress agents); Ctrl-C stops");
         assertThat(s.err.toString(StandardCharsets.UTF_8)).contains("stopped after 2 run(s)");
         // the out-of-band port is closed
         assertThatThrownBy(() -> {
