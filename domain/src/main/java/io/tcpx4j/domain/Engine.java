@@ -52,7 +52,6 @@ public final class Engine implements TransferEngine {
     private final List<Unpacker> ownUnpackers = new ArrayList<>();
     private final AtomicInteger agentsUp;
 
-    private boolean bound;
     private volatile byte[] connInfo;
     private volatile boolean closed;
 
@@ -110,7 +109,7 @@ public final class Engine implements TransferEngine {
     }
 
     private void bind() {
-        if (bound) {
+        if (connInfo != null) {
             throw new TransferException(Code.NOT_ALLOWED, "engine " + config.name() + " already started");
         }
         if (closed) {
@@ -127,7 +126,6 @@ public final class Engine implements TransferEngine {
             }
             throw e;
         }
-        bound = true;
         connInfo = new ConnInfo(config.name(), agents[0].advertiseHost(), ports, identity.secret()).encode();
     }
 

@@ -47,7 +47,6 @@ final class ProgressAgent {
     private ControlListener listener;
     private volatile AgentRunner runner;
     private Runnable stopWakes = () -> { };
-    private volatile boolean closed;
 
     ProgressAgent(EngineContext ctx, CommandQueue commands, Queue<Notification> notifications, Runnable onShutdown) {
         this.ctx = ctx;
@@ -93,7 +92,6 @@ final class ProgressAgent {
      * shuts the agent down; without a thread, shuts it down on the caller.
      */
     void close() {
-        closed = true;
         commands.close();
         AgentRunner r = runner;
         if (r == null) {
@@ -139,7 +137,7 @@ final class ProgressAgent {
     private int cycle() {
         dutyCycles++;
         int work = commands.runAll();
-        if (closed && runner == null) {
+        if (commands.isClosed() && runner == null) {
             return work;
         }
         long now = ctx.now();
