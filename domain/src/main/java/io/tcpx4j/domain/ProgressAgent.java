@@ -44,6 +44,16 @@ final class ProgressAgent {
     private long lastHousekeeping;
     private long lastAccept;
 
+    /**
+     * Whether this agent had anything the transport's progress can move (requests out, channels being
+     * set up) at the end of its last cycle. The transport wakes every listener of an engine at each of
+     * its completions; with several agents, one that has nothing out lets the wake pass, so that a busy
+     * agent's completions do not wake the idle ones (each such wake costs the transport's I/O thread a
+     * selector wake-up and the idle agent an empty cycle). A completion racing with the update finds the
+     * agent that posted it still spinning after that cycle's work.
+     */
+    private volatile boolean awaitsTransport = true;
+
     private ControlListener listener;
     private volatile AgentRunner runner;
     private Runnable stopWakes = () -> { };
@@ -77,7 +87,11 @@ final class ProgressAgent {
         runner = r;
         // commands and transport completions; while a caller polls, the runner leaves its park alone
         commands.wakeWith(r::wake);
-        stopWakes = ctx.transport().wakeOnProgress(r::wake);
+        stopWakes = ctx.transport().wakeOnProgress(ctx.config().agents() == 1 ? r::wake : () -> {
+            if (awaitsTransport) {
+                r.wake();
+            }
+        });
         r.start();
     }
 
@@ -146,6 +160,9 @@ final class ProgressAgent {
             work += listener == null ? 0 : listener.acceptInto(directory, ctx.name());
         }
         work += directory.doWork(now);
+        if (ctx.config().agents() > 1) {
+            awaitsTransport = !directory.quiet();
+        }
         if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
             lastHousekeeping = now;
             if (ctx.agent() == 0) {
