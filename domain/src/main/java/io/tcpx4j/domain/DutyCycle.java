@@ -1,7 +1,8 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.domain.port.out.CallerLease;
+
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Who runs an engine's duty cycle, one at a time: the agent thread (this is its {@link AgentRunner.Agent})
@@ -38,12 +39,6 @@ final class DutyCycle implements AgentRunner.Agent {
         void stopped();
     }
 
-    /**
-     * After a call to progress(), the agent thread stays off the duty cycle this long: a host that polls
-     * calls again well within it, and an agent thread that took the guard and then lost its CPU to the
-     * host's poller would stall the poller for a scheduler tick (milliseconds).
-     */
-    static final long CALLER_LEASE_NANOS = 1_000_000;
     /** Most duty cycles one {@link #progress()} call runs, so a polling caller gets its thread back. */
     private static final int MAX_INLINE_CYCLES = 16;
     /** How often callers drive the transport while it holds no request of this engine (see callerDrive). */
@@ -55,19 +50,22 @@ final class DutyCycle implements AgentRunner.Agent {
     /** Held by whoever runs a duty cycle: the agent thread or a caller of progress(). */
     private final AtomicBoolean cycling = new AtomicBoolean();
     private volatile boolean shutDown;
-    private volatile long lastCallerNanos = System.nanoTime() - 2 * CALLER_LEASE_NANOS;
     /**
-     * Callers inside {@link #progress()} right now. One call may outlast the lease (its cycles write
-     * megabytes to the sockets): while a caller is inside, the lease holds however long the call runs.
+     * Held by callers of {@link #progress()}, while inside (one call may write megabytes to the sockets)
+     * and for {@link CallerLease#NANOS} after: meanwhile the agent thread stays off the duty cycle. A host
+     * that polls calls again well within it, and an agent thread that took the guard and then lost its
+     * CPU to the host's poller would stall the poller for a scheduler tick (milliseconds). Shared by the
+     * engine's agents: a call runs each agent's cycles in turn, and keeps every agent thread off meanwhile.
      */
-    private final AtomicInteger callersInside = new AtomicInteger();
+    private final CallerLease lease;
     /** When a caller last drove the transport while it held no request; racy among callers by design. */
     private volatile long lastIdleDrive = System.nanoTime() - 2 * IDLE_DRIVE_NANOS;
 
-    DutyCycle(Owner owner, Readiness readiness, long maxBlockMillis) {
+    DutyCycle(Owner owner, Readiness readiness, long maxBlockMillis, CallerLease lease) {
         this.owner = owner;
         this.readiness = readiness;
         this.maxBlockMillis = maxBlockMillis;
+        this.lease = lease;
     }
 
     /**
@@ -94,14 +92,11 @@ final class DutyCycle implements AgentRunner.Agent {
 
     /** The caller-driven duty cycles of {@code Engine.progress()}, which documents them. */
     int progress() {
-        callersInside.incrementAndGet();
-        lastCallerNanos = System.nanoTime();
+        lease.enter();
         try {
             return cycles();
         } finally {
-            // the lease runs on from the end of the call; set before the caller counts as gone
-            lastCallerNanos = System.nanoTime();
-            callersInside.decrementAndGet();
+            lease.exit();
         }
     }
 
@@ -176,10 +171,7 @@ final class DutyCycle implements AgentRunner.Agent {
 
     @Override
     public long callerLeaseNanos() {
-        if (callersInside.get() > 0) {
-            return CALLER_LEASE_NANOS;
-        }
-        return lastCallerNanos + CALLER_LEASE_NANOS - System.nanoTime();
+        return lease.leftNanos(System.nanoTime());
     }
 
     @Override

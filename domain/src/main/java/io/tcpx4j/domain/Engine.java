@@ -8,6 +8,7 @@ import io.tcpx4j.api.Session;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.CallerLease;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -48,6 +49,8 @@ public final class Engine implements TransferEngine {
     /** Whether the unpacker gathers and scatters device memory (packed chunks of VRAM descriptors). */
     private final boolean packsDevice;
     private final ProgressAgent[] agents;
+    /** The callers' lease over every agent's duty cycle (see {@link #progress()}). */
+    private final CallerLease lease = new CallerLease();
     /** The unpackers of agents 1.., made by the engine and closed once every agent has shut down. */
     private final List<Unpacker> ownUnpackers = new ArrayList<>();
     private final AtomicInteger agentsUp;
@@ -78,7 +81,7 @@ public final class Engine implements TransferEngine {
         for (int i = 0; i < n; i++) {
             Unpacker u = i == 0 ? unpacker : anotherUnpacker(unpacker);
             agents[i] = new ProgressAgent(new EngineContext(identity, config, transport, u, clock, registry, i),
-                    queues[i], notifications, this::agentShutDown);
+                    queues[i], notifications, lease, this::agentShutDown);
         }
     }
 
@@ -189,7 +192,7 @@ public final class Engine implements TransferEngine {
      * I/O ({@link NetTransport#drive()}); returns the work done. A host that polls for completion calls
      * this from its loop, so its own thread moves the bytes even when the agent threads and the
      * transport's threads get no CPU; an agent thread, if started, stays off the duty cycle while a call
-     * runs, however long, and until {@link DutyCycle#CALLER_LEASE_NANOS} (1 ms) after the last call, then
+     * runs, however long, and until {@link CallerLease#NANOS} (1 ms) after the last call, then
      * serves again (the loopback transport's I/O threads likewise); after calls that came without pause
      * it checks less often, and serves again up to
      * {@link io.tcpx4j.domain.port.out.StandAside#MAX_PARK_NANOS} (8 ms) after the last, or at once for a
@@ -198,8 +201,13 @@ public final class Engine implements TransferEngine {
     @Override
     public int progress() {
         int work = 0;
-        for (ProgressAgent a : agents) {
-            work += a.progress();
+        lease.enter();
+        try {
+            for (ProgressAgent a : agents) {
+                work += a.progress();
+            }
+        } finally {
+            lease.exit();
         }
         return work;
     }

@@ -3,6 +3,7 @@ package io.tcpx4j.domain;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.CallerLease;
 
 import java.util.Queue;
 
@@ -58,7 +59,8 @@ final class ProgressAgent {
     private volatile AgentRunner runner;
     private Runnable stopWakes = () -> { };
 
-    ProgressAgent(EngineContext ctx, CommandQueue commands, Queue<Notification> notifications, Runnable onShutdown) {
+    ProgressAgent(EngineContext ctx, CommandQueue commands, Queue<Notification> notifications, CallerLease lease,
+                  Runnable onShutdown) {
         this.ctx = ctx;
         this.commands = commands;
         this.onShutdown = onShutdown;
@@ -66,7 +68,7 @@ final class ProgressAgent {
         this.threadName = "tcpx4j-agent-" + ctx.name() + (ctx.config().agents() > 1 ? "-" + ctx.agent() : "");
         this.directory = new PeerDirectory(ctx, notifications, readiness);
         this.duty = new DutyCycle(new Core(), readiness,
-                Math.min(MAX_BLOCK_MILLIS, Math.max(1, ctx.config().heartbeat().toMillis() / 2)));
+                Math.min(MAX_BLOCK_MILLIS, Math.max(1, ctx.config().heartbeat().toMillis() / 2)), lease);
     }
 
     // ------------------------------------------------------------------ lifecycle (engine's lock)

@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.domain.port.out.CallerLease;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -50,7 +51,7 @@ class DutyCycleTest {
     void callersDriveTheTransportInEveryCallWhileRequestsAreOutAndRarelyOtherwise() {
         CountingOwner owner = new CountingOwner();
         try (Readiness readiness = new Readiness()) {
-            DutyCycle duty = new DutyCycle(owner, readiness, 100);
+            DutyCycle duty = new DutyCycle(owner, readiness, 100, new CallerLease());
 
             owner.driveDue = true;
             for (int i = 0; i < 500; i++) {
@@ -76,7 +77,7 @@ class DutyCycleTest {
     void theAgentThreadDrivesTheTransportOnlyWhileRequestsAreOut() {
         CountingOwner owner = new CountingOwner();
         try (Readiness readiness = new Readiness()) {
-            DutyCycle duty = new DutyCycle(owner, readiness, 100);
+            DutyCycle duty = new DutyCycle(owner, readiness, 100, new CallerLease());
             for (int i = 0; i < 100; i++) {
                 duty.doWork();
             }
@@ -100,7 +101,7 @@ class DutyCycleTest {
                 super.cycle();
                 if (leaseInsideTheCall[0] == Long.MIN_VALUE) {
                     // a cycle that writes megabytes: it outlasts the lease counted from the call's start
-                    long until = System.nanoTime() + 3 * DutyCycle.CALLER_LEASE_NANOS;
+                    long until = System.nanoTime() + 3 * CallerLease.NANOS;
                     while (System.nanoTime() < until) {
                         Thread.onSpinWait();
                     }
@@ -110,7 +111,7 @@ class DutyCycleTest {
             }
         };
         try (Readiness readiness = new Readiness()) {
-            duty[0] = new DutyCycle(owner, readiness, 100);
+            duty[0] = new DutyCycle(owner, readiness, 100, new CallerLease());
             assertThat(duty[0].callerLeaseNanos()).as("nobody has called").isNotPositive();
 
             duty[0].doWork();
@@ -119,6 +120,35 @@ class DutyCycleTest {
             leaseInsideTheCall[0] = Long.MIN_VALUE;
             duty[0].progress();
             assertThat(leaseInsideTheCall[0]).as("lease seen 3 ms into a call").isPositive();
+        }
+    }
+
+    @Test
+    void aLeaseSharedByTwoDutyCyclesKeepsBothAgentThreadsOffWhileACallerRunsEitherOne() {
+        CallerLease lease = new CallerLease();
+        long[] otherLeaseInsideTheCall = {Long.MIN_VALUE};
+        DutyCycle[] other = new DutyCycle[1];
+        CountingOwner slow = new CountingOwner() {
+            @Override
+            public int cycle() {
+                super.cycle();
+                // the first agent's cycle writes megabytes, outlasting the lease of the second agent's last call
+                long until = System.nanoTime() + 3 * CallerLease.NANOS;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+                otherLeaseInsideTheCall[0] = other[0].callerLeaseNanos();
+                return 0;
+            }
+        };
+        try (Readiness r1 = new Readiness(); Readiness r2 = new Readiness()) {
+            DutyCycle first = new DutyCycle(slow, r1, 100, lease);
+            other[0] = new DutyCycle(new CountingOwner(), r2, 100, lease);
+            other[0].progress();
+
+            first.progress();
+            assertThat(otherLeaseInsideTheCall[0]).as("second agent's lease, 3 ms into a call on the first")
+                    .isPositive();
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.tcpx4j.transport.loopback;
 
+import io.tcpx4j.domain.port.out.CallerLease;
 import io.tcpx4j.domain.port.out.StandAside;
 
 import java.io.IOException;
@@ -54,17 +55,16 @@ final class IoLoop implements Runnable {
     private boolean pollSoon;
     /** Held by whoever runs a turn (wait for sockets, tasks, pumps): the loop thread or a caller of drive(). */
     private final AtomicBoolean turn = new AtomicBoolean();
-    /** When a caller last drove the loop; within {@link #CALLER_LEASE_NANOS} of it the loop thread stays parked. */
-    private volatile long callerNanos = System.nanoTime() - 2 * CALLER_LEASE_NANOS;
+    /**
+     * Held while callers drive the transport's loops, and for {@link CallerLease#NANOS} after: meanwhile
+     * the loop thread stays off the sockets. Once the calls stop it resumes within the lease, or within
+     * {@link StandAside#MAX_PARK_NANOS} after calls that came without pause, or at once when woken. Shared
+     * by every loop of the transport: a caller's turn on one loop (writes of megabytes) keeps the others'
+     * threads parked too, so they never take a core from the caller's host for its next call.
+     */
+    private final CallerLease lease;
     /** Turns run by callers (a racy counter for tests). */
     private volatile long callerTurns;
-
-    /**
-     * How long after a caller's {@link #drive()} the loop thread stays off the sockets. A host that polls
-     * calls again well within it; once the calls stop the loop thread resumes within it, or within
-     * {@link StandAside#MAX_PARK_NANOS} after calls that came without pause, or at once when woken.
-     */
-    static final long CALLER_LEASE_NANOS = 1_000_000;
     /** The staging copy the last pump pass found unfinished, and when the loop began waiting for it. */
     private long pollTicket;
     private long waitTicket;
@@ -84,7 +84,8 @@ final class IoLoop implements Runnable {
     private static final long STAGING_POLL_NANOS = 5_000L;
     private static final long STAGING_PARK_NANOS = 10_000L;
 
-    IoLoop(String name) {
+    IoLoop(String name, CallerLease lease) {
+        this.lease = lease;
         try {
             selector = Selector.open();
         } catch (IOException e) {
@@ -123,28 +124,23 @@ final class IoLoop implements Runnable {
      * left alone (it would only park again).
      */
     void wake() {
-        if (wakePending.compareAndSet(false, true) && !callerDriving(System.nanoTime())) {
+        if (wakePending.compareAndSet(false, true) && !lease.held(System.nanoTime())) {
             selector.wakeup();
             LockSupport.unpark(thread); // in case it is parked waiting for a staging copy
         }
-    }
-
-    private boolean callerDriving(long now) {
-        return now - callerNanos < CALLER_LEASE_NANOS;
     }
 
     /**
      * Runs one turn of the loop on the calling thread (poll the sockets without blocking, run tasks,
      * pump), unless the loop thread is in one right now; returns the sockets that were ready. A host
      * whose polling threads hold every core calls this through its engine, so that its own thread moves
-     * the bytes; the loop thread meanwhile stays parked, and serves again {@link #CALLER_LEASE_NANOS}
-     * after the last call.
+     * the bytes; the loop thread meanwhile stays parked, and serves again once the lease is over. The
+     * caller holds the {@link CallerLease} around this call.
      */
     int drive() {
         if (!running) {
             return 0;
         }
-        callerNanos = System.nanoTime();
         if (!turn.compareAndSet(false, true)) {
             selector.wakeup(); // the loop thread may be blocked in select: out of it, it parks
             return 0;
@@ -161,9 +157,6 @@ final class IoLoop implements Runnable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } finally {
-            // the lease runs from the end of the turn: one write can copy megabytes, and a loop thread
-            // that woke meanwhile would take the next turn from the caller that is about to call again
-            callerNanos = System.nanoTime();
             turn.set(false);
         }
     }
@@ -195,14 +188,14 @@ final class IoLoop implements Runnable {
         StandAside standAside = new StandAside(StandAside.MAX_PARK_NANOS);
         try {
             while (running) {
-                long park = standAside.parkNanos(CALLER_LEASE_NANOS - (System.nanoTime() - callerNanos));
+                long park = standAside.parkNanos(lease.leftNanos(System.nanoTime()));
                 if (park > 0) {
                     LockSupport.parkNanos(this, park); // a caller runs the turns
                     continue;
                 }
                 if (!turn.compareAndSet(false, true)) {
                     // a caller is in a turn, and refreshes the lease when it ends
-                    LockSupport.parkNanos(this, CALLER_LEASE_NANOS);
+                    LockSupport.parkNanos(this, CallerLease.NANOS);
                     continue;
                 }
                 try {
@@ -215,7 +208,7 @@ final class IoLoop implements Runnable {
                     } else {
                         waitTicket = 0;
                         selector.select(onKey, 0);
-                        if (callerDriving(System.nanoTime())) {
+                        if (lease.held(System.nanoTime())) {
                             // a caller woke us to get the turn: its drive() runs the pass, on its own thread
                             continue;
                         }

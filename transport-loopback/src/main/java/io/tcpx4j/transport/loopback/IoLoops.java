@@ -2,6 +2,7 @@ package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.CallerLease;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +23,8 @@ final class IoLoops {
     private static final System.Logger LOG = System.getLogger(LoopbackTransport.class.getName());
 
     private final int ioThreads;
+    /** The callers' lease over every loop (see {@link IoLoop#drive()}). */
+    private final CallerLease lease = new CallerLease();
     private volatile List<IoLoop> loops;
     private int nextLoop;
     private volatile boolean closed;
@@ -42,7 +45,7 @@ final class IoLoops {
         if (loops == null) {
             List<IoLoop> l = new ArrayList<>(ioThreads);
             for (int i = 0; i < ioThreads; i++) {
-                l.add(new IoLoop("tcpx4j-loopback-io-" + i));
+                l.add(new IoLoop("tcpx4j-loopback-io-" + i, lease));
             }
             loops = l;
             LOG.log(System.Logger.Level.DEBUG, "loopback transport started " + l.size() + " I/O threads");
@@ -78,8 +81,15 @@ final class IoLoops {
             return 0;
         }
         int ready = 0;
-        for (IoLoop loop : started) {
-            ready += loop.drive();
+        lease.enter();
+        try {
+            for (IoLoop loop : started) {
+                ready += loop.drive();
+            }
+        } finally {
+            // the lease runs from the end of the call: one turn can write megabytes, and a loop thread
+            // that woke meanwhile would take the next turn from the caller that is about to call again
+            lease.exit();
         }
         return ready;
     }
