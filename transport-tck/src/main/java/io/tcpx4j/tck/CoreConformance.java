@@ -280,6 +280,39 @@ public abstract class CoreConformance extends TckFixture {
     }
 
     @Test
+    void aWindowOfSendsPostedAheadOfItsReceivesArrivesIntact() {
+        Channel c = connect(a, b);
+        int messages = 12;
+        int size = 1 << 20;
+        Buf src = host(messages * size);
+        Buf dst = host(messages * size);
+        byte[] data = fillRandom(src, messages * size);
+        poison(dst, data);
+        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
+        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
+        ArrayDeque<NetRequest> sends = new ArrayDeque<>();
+        for (int i = 0; i < messages; i++) {
+            sends.add(postSend(c, src.addr + (long) i * size, size, sr));
+        }
+        // no receive yet: the sockets fill and the sender stops part-way through the window, and through
+        // a message; then the receives drain it
+        long until = System.nanoTime() + 20_000_000L;
+        while (System.nanoTime() < until) {
+            if (!sends.isEmpty() && a.test(sends.peek())) {
+                sends.poll();
+            }
+            LockSupport.parkNanos(1_000_000);
+        }
+        assertThat(sends).as("sends still waiting for their receives").isNotEmpty();
+        ArrayDeque<NetRequest> recvs = new ArrayDeque<>();
+        for (int i = 0; i < messages; i++) {
+            recvs.add(postRecv(c, dst.addr + (long) i * size, size, rr));
+        }
+        drain(c, sends, recvs, dst);
+        verify(dst, data, messages * size);
+    }
+
+    @Test
     void aReceiveIsNotDoneBeforeItsDataIsSent() {
         Channel c = connect(a, b);
         Buf src = host(PAGE);

@@ -89,18 +89,30 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
         return false;
     }
 
-    /** One socket. <b>Confined to the loop thread.</b> */
+    /**
+     * One socket. Writes the messages that are ready back to back in one gathering write (up to
+     * {@link #BATCH}): one system call, one hold of the socket's lock and one push of its queue for
+     * several chunks rather than one each. A partial write leaves the rest of the batch for when the
+     * socket is writable again. <b>Confined to the loop thread.</b>
+     */
     private static final class SendStream extends Stream {
+        /** Most messages one write gathers. */
+        static final int BATCH = 8;
+
         private final LoopbackSendComm send;
-        private final ByteBuffer header = ByteBuffer.allocateDirect(8);
-        private final ByteBuffer payload = NativeMemory.newView();
-        private final ByteBuffer[] out = {header, payload};
+        private final ByteBuffer[] out = new ByteBuffer[2 * BATCH];
         private final ByteBuffer scratch = ByteBuffer.allocateDirect(16);
-        private boolean active;
+        /** Messages in the batch being written, and the first of them not yet fully written. */
+        private int batched;
+        private int first;
 
         SendStream(LoopbackSendComm comm, int index, SocketChannel channel, SelectionKey key) {
             super(comm, index, channel, key);
             this.send = comm;
+            for (int i = 0; i < BATCH; i++) {
+                out[2 * i] = ByteBuffer.allocateDirect(8);
+                out[2 * i + 1] = NativeMemory.newView();
+            }
         }
 
         @Override
@@ -112,7 +124,7 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
 
         @Override
         boolean midMessage() {
-            return active;
+            return batched > 0;
         }
 
         @Override
@@ -144,27 +156,12 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
         @Override
         void pump() {
             while (true) {
-                if (!active) {
-                    if (cursor >= comm.posted) {
-                        interest(SelectionKey.OP_READ);
-                        return;
-                    }
-                    LoopbackRequest r = comm.request(cursor);
-                    if (!send.sourceReady(r)) {
-                        comm.loop.pollSoon(r.stagingTicket);
-                        return;
-                    }
-                    int count = comm.streams.length;
-                    long start = stripeStart(r.size, index, count);
-                    long end = stripeEnd(r.size, index, count);
-                    header.clear();
-                    header.putInt(0, (int) r.seq).putInt(4, r.size);
-                    NativeMemory.retarget(payload, r.source + start, (int) (end - start));
-                    active = true;
+                if (batched == 0 && !gather()) {
+                    return;
                 }
                 long n;
                 try {
-                    n = channel.write(out, 0, 2);
+                    n = channel.write(out, 2 * first, 2 * (batched - first));
                 } catch (IOException e) {
                     comm.fail(TransferException.Code.REMOTE_DISCONNECT, "connection to the receiver broke: " + e, e);
                     return;
@@ -172,16 +169,50 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
                 if (send.wrote(n)) {
                     return;
                 }
-                if (header.hasRemaining() || payload.hasRemaining()) {
+                while (first < batched && !out[2 * first].hasRemaining() && !out[2 * first + 1].hasRemaining()) {
+                    first++;
+                    LoopbackRequest r = comm.request(cursor);
+                    cursor++;
+                    r.stripeDone();
+                }
+                if (first < batched) {
                     blocked = true;
                     interest(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
                     return;
                 }
-                active = false;
-                LoopbackRequest r = comm.request(cursor);
-                cursor++;
-                r.stripeDone();
+                batched = 0;
             }
+        }
+
+        /**
+         * Points the batch at the posted messages from the cursor on whose bytes are ready; false when
+         * there are none (nothing posted, or the first still waits for its staging copy).
+         */
+        private boolean gather() {
+            first = 0;
+            int count = comm.streams.length;
+            for (long seq = cursor; batched < BATCH && seq < comm.posted; seq++) {
+                LoopbackRequest r = comm.request(seq);
+                if (!send.sourceReady(r)) {
+                    if (batched == 0) {
+                        comm.loop.pollSoon(r.stagingTicket);
+                        return false;
+                    }
+                    break;
+                }
+                long start = stripeStart(r.size, index, count);
+                long end = stripeEnd(r.size, index, count);
+                ByteBuffer header = out[2 * batched];
+                header.clear();
+                header.putInt(0, (int) r.seq).putInt(4, r.size);
+                NativeMemory.retarget(out[2 * batched + 1], r.source + start, (int) (end - start));
+                batched++;
+            }
+            if (batched == 0) {
+                interest(SelectionKey.OP_READ);
+                return false;
+            }
+            return true;
         }
     }
 }
