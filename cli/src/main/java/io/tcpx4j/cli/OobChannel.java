@@ -59,6 +59,7 @@ final class OobChannel implements AutoCloseable {
     private final OutputStream out;
     private final String remote;
     private volatile ScheduledFuture<?> pings;
+    private long pingMillis;
     /** {@link System#nanoTime()} when the write in progress began, 0 when none is. */
     private volatile long sendingSince;
 
@@ -134,13 +135,19 @@ final class OobChannel implements AutoCloseable {
      * Sends a ping every {@code interval} until {@link #close()}, so that the peer's deadline measures
      * whether this side is alive rather than how long its work takes; and closes the connection when
      * a write has been blocked for {@code writeTimeout} (a peer that stops reading), which fails the
-     * blocked writer instead of leaving it hanging. Idempotent.
+     * blocked writer instead of leaving it hanging. A later call with a shorter interval (the peer's
+     * timeout, learnt from its message) replaces the pings; one with the same or a longer one does
+     * nothing.
      */
     void startPings(Duration interval, Duration writeTimeout) {
-        if (pings != null) {
-            return;
-        }
         long ms = Math.max(1, interval.toMillis());
+        if (pings != null) {
+            if (ms >= pingMillis) {
+                return;
+            }
+            pings.cancel(false);
+        }
+        pingMillis = ms;
         long stuck = writeTimeout.toNanos();
         pings = PINGER.scheduleWithFixedDelay(() -> {
             long since = sendingSince;

@@ -42,11 +42,15 @@ final class OobClient implements TargetHandle {
      */
     static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport,
                           Duration timeout, Duration pingInterval, PrintStream notices) throws IOException {
-        channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport));
+        channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport, timeout));
         channel.startPings(pingInterval, timeout);
         OobMessage welcome = channel.expect("hello", "welcome", timeout, notices);
         if (welcome.name() == null || welcome.connInfo() == null || welcome.metadata() == null) {
             throw new IOException("incomplete welcome from bench target " + channel.remote());
+        }
+        Duration targets = welcome.peerTimeout();
+        if (targets != null && targets.dividedBy(4).compareTo(pingInterval) < 0) {
+            channel.startPings(targets.dividedBy(4), timeout); // the target gives up sooner than we do
         }
         return new OobClient(channel, welcome, timeout);
     }

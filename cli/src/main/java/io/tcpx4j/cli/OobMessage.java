@@ -2,6 +2,8 @@ package io.tcpx4j.cli;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 
+import java.time.Duration;
+
 /**
  * One message of the out-of-band protocol between a bench initiator and a target (see {@link OobChannel}).
  * {@code op} says which fields are set:
@@ -13,62 +15,70 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  *       is in progress (the welcome follows when it ends);</li>
  *   <li>either side: {@code ping}, a keep-alive while it is busy; receivers skip it.</li>
  * </ul>
- * Byte arrays travel as base64.
+ * Byte arrays travel as base64. {@code timeoutMs} is the sender's {@code --oob-timeout}: the other side keeps
+ * its pings well inside it.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record OobMessage(String op, Integer version, String name, byte[] connInfo, byte[] metadata, Long bytes, String mem,
-                  String transport, Long seed, byte[] tag, Long mismatches, String message) {
+                  String transport, Long seed, byte[] tag, Long mismatches, String message, Long timeoutMs) {
 
     static final int VERSION = 2;
 
-    static OobMessage hello(String name, byte[] connInfo, long bytes, String mem, String transport) {
-        return new OobMessage("hello", VERSION, name, connInfo, null, bytes, mem, transport, null, null, null, null);
+    static OobMessage hello(String name, byte[] connInfo, long bytes, String mem, String transport, Duration timeout) {
+        return new OobMessage("hello", VERSION, name, connInfo, null, bytes, mem, transport, null, null, null, null,
+                timeout.toMillis());
     }
 
-    static OobMessage welcome(String name, byte[] connInfo, byte[] metadata) {
-        return new OobMessage("welcome", VERSION, name, connInfo, metadata, null, null, null, null, null, null, null);
+    static OobMessage welcome(String name, byte[] connInfo, byte[] metadata, Duration timeout) {
+        return new OobMessage("welcome", VERSION, name, connInfo, metadata, null, null, null, null, null, null, null,
+                timeout.toMillis());
+    }
+
+    /** The sender's --oob-timeout, if its hello or welcome said (older peers do not): its pings must come faster. */
+    Duration peerTimeout() {
+        return timeoutMs == null || timeoutMs < 1 ? null : Duration.ofMillis(timeoutMs);
     }
 
     static OobMessage fill(long seed, long bytes) {
-        return new OobMessage("fill", null, null, null, null, bytes, null, null, seed, null, null, null);
+        return new OobMessage("fill", null, null, null, null, bytes, null, null, seed, null, null, null, null);
     }
 
     static OobMessage verify(long seed, long bytes, byte[] tag) {
-        return new OobMessage("verify", null, null, null, null, bytes, null, null, seed, tag, null, null);
+        return new OobMessage("verify", null, null, null, null, bytes, null, null, seed, tag, null, null, null);
     }
 
     static OobMessage bye(byte[] tag) {
-        return new OobMessage("bye", null, null, null, null, null, null, null, null, tag, null, null);
+        return new OobMessage("bye", null, null, null, null, null, null, null, null, tag, null, null, null);
     }
 
     /** Asks the target for raw TCP readers on {@code sockets} sockets (the bench's baseline). */
     static OobMessage raw(int sockets) {
-        return new OobMessage("raw", null, null, null, null, (long) sockets, null, null, null, null, null, null);
+        return new OobMessage("raw", null, null, null, null, (long) sockets, null, null, null, null, null, null, null);
     }
 
     /** The port the target's raw TCP readers accept on. */
     static OobMessage rawPort(int port) {
-        return new OobMessage("rawport", null, null, null, null, (long) port, null, null, null, null, null, null);
+        return new OobMessage("rawport", null, null, null, null, (long) port, null, null, null, null, null, null, null);
     }
 
     static OobMessage ok() {
-        return new OobMessage("ok", null, null, null, null, null, null, null, null, null, null, null);
+        return new OobMessage("ok", null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     static OobMessage verified(long mismatches) {
-        return new OobMessage("verified", null, null, null, null, null, null, null, null, null, mismatches, null);
+        return new OobMessage("verified", null, null, null, null, null, null, null, null, null, mismatches, null, null);
     }
 
     static OobMessage error(String message) {
-        return new OobMessage("error", null, null, null, null, null, null, null, null, null, null, message);
+        return new OobMessage("error", null, null, null, null, null, null, null, null, null, null, message, null);
     }
 
     static OobMessage waiting(String message) {
-        return new OobMessage("wait", null, null, null, null, null, null, null, null, null, null, message);
+        return new OobMessage("wait", null, null, null, null, null, null, null, null, null, null, message, null);
     }
 
     static OobMessage ping() {
-        return new OobMessage("ping", null, null, null, null, null, null, null, null, null, null, null);
+        return new OobMessage("ping", null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     boolean is(String expected) {

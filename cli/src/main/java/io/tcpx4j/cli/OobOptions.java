@@ -14,8 +14,9 @@ final class OobOptions {
 
     @Option(names = "--oob-timeout", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Converter.class,
             description = "Two-host runs: how long either side waits for the other's next out-of-band message"
-                    + " (a busy side sends a keep-alive every second); silence this long fails the run."
-                    + " 500ms, 30s, 2m or seconds. Default: ${DEFAULT-VALUE}.")
+                    + " (a busy side sends a keep-alive every second, or every quarter of the shorter of both"
+                    + " sides' timeouts); silence this long fails the run. 500ms, 30s, 2m or seconds."
+                    + " Default: ${DEFAULT-VALUE}.")
     Duration timeout = DEFAULT_TIMEOUT;
 
     @Option(names = "--hello-timeout", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.Converter.class,
@@ -25,7 +26,16 @@ final class OobOptions {
 
     /** Keep-alive interval: a quarter of the timeout, at most one second. */
     Duration pingInterval() {
-        Duration quarter = timeout.dividedBy(4);
+        return pingInterval(null);
+    }
+
+    /**
+     * Keep-alive interval towards a peer whose own timeout is {@code peerTimeout} (null: not known): a
+     * quarter of the shorter of both timeouts, at most one second.
+     */
+    Duration pingInterval(Duration peerTimeout) {
+        Duration shorter = peerTimeout != null && peerTimeout.compareTo(timeout) < 0 ? peerTimeout : timeout;
+        Duration quarter = shorter.dividedBy(4);
         return quarter.compareTo(MAX_PING_INTERVAL) < 0 ? quarter : MAX_PING_INTERVAL;
     }
 }

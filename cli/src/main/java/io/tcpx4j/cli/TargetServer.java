@@ -178,7 +178,7 @@ final class TargetServer implements AutoCloseable {
                 c.send(OobMessage.error(refusal));
                 return;
             }
-            c.startPings(timeouts.pingInterval(), timeouts.timeout);
+            c.startPings(timeouts.pingInterval(hello.peerTimeout()), timeouts.timeout);
             if (!runLock.tryLock()) {
                 String now = running;
                 c.send(OobMessage.waiting("waiting for the current run" + (now != null ? " (" + now + ")" : "")
@@ -219,7 +219,8 @@ final class TargetServer implements AutoCloseable {
         log.println("tcpx4j: run from " + hello.name() + " at " + c.remote() + ": " + hello.bytes() + "-byte buffer");
         try (TargetSide side = new TargetSide(node, hello.bytes())) {
             node.engine().loadPeer(hello.name(), hello.connInfo());
-            c.send(OobMessage.welcome(node.engine().name(), node.engine().connInfo(), side.metadata()));
+            c.send(OobMessage.welcome(node.engine().name(), node.engine().connInfo(), side.metadata(),
+                    timeouts.timeout));
             while (true) {
                 OobMessage m;
                 try {
