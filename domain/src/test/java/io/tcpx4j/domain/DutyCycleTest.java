@@ -91,6 +91,14 @@ class DutyCycleTest {
         }
     }
 
+    /** Busy for three leases' length, as a cycle that writes megabytes is. */
+    private static void spinThreeLeases() {
+        long until = System.nanoTime() + 3 * CallerLease.NANOS;
+        while (System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
+    }
+
     @Test
     void aCallerHoldsTheLeaseForAsLongAsItsCallRuns() {
         long[] leaseInsideTheCall = {Long.MIN_VALUE};
@@ -101,10 +109,7 @@ class DutyCycleTest {
                 super.cycle();
                 if (leaseInsideTheCall[0] == Long.MIN_VALUE) {
                     // a cycle that writes megabytes: it outlasts the lease counted from the call's start
-                    long until = System.nanoTime() + 3 * CallerLease.NANOS;
-                    while (System.nanoTime() < until) {
-                        Thread.onSpinWait();
-                    }
+                    spinThreeLeases();
                     leaseInsideTheCall[0] = duty[0].callerLeaseNanos();
                 }
                 return 0;
@@ -133,10 +138,7 @@ class DutyCycleTest {
             public int cycle() {
                 super.cycle();
                 // the first agent's cycle writes megabytes, outlasting the lease of the second agent's last call
-                long until = System.nanoTime() + 3 * CallerLease.NANOS;
-                while (System.nanoTime() < until) {
-                    Thread.onSpinWait();
-                }
+                spinThreeLeases();
                 otherLeaseInsideTheCall[0] = other[0].callerLeaseNanos();
                 return 0;
             }

@@ -29,9 +29,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * <p>Every test uses two independent transports, {@code a} (sender) and {@code b} (receiver), verifies
  * every byte (random data; destinations poisoned with the complement of the expected data; guard
  * bytes around host buffers) and bounds every wait by {@link #deadline()}. The checks of devices,
- * set-up, registration, slots, FIFO, tags and asynchrony are inherited from {@link CoreConformance};
- * this class adds devmem receives, close and peer death, and fault injection; {@link TckFixture}
- * holds the hooks and helpers.
+ * set-up and registration are inherited from {@link CoreConformance}, those of slots, FIFO, tags and
+ * asynchrony from {@link SlotConformance}; this class adds devmem receives, close and peer death, and
+ * fault injection; {@link TckFixture} holds the hooks and helpers.
  */
 public abstract class NetTransportConformanceTest extends CoreConformance {
 
