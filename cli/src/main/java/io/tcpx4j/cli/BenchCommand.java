@@ -345,7 +345,17 @@ final class BenchCommand implements Callable<Integer> {
                  TargetHandle handle = OobClient.open(channel, name, initiator.engine().connInfo(), s.bufferBytes(),
                          s.memory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label(),
                          oob.timeout, oob.pingInterval(), io.err())) {
-                return run(s, initiator, handle, progress);
+                try {
+                    return run(s, initiator, handle, progress);
+                } catch (RuntimeException e) {
+                    String why = handle.endedBecause();
+                    if (why == null) {
+                        throw e;
+                    }
+                    // the target gave up on the run: that is the cause, whatever failed here after it
+                    throw new IOException("bench target " + channel.remote() + " ended the run: " + why
+                            + " (then here: " + Main.oneLine(String.valueOf(e.getMessage())) + ")", e);
+                }
             }
         }
     }

@@ -183,6 +183,26 @@ final class OobChannel implements AutoCloseable {
         }
     }
 
+    /**
+     * The next message other than a ping that arrives within {@code within} in all (pings do not extend
+     * it); null if none does.
+     *
+     * @throws EOFException when the peer closed the connection
+     */
+    OobMessage poll(Duration within) throws IOException {
+        long deadline = System.nanoTime() + within.toNanos();
+        try {
+            while (true) {
+                OobMessage m = receiveOne(deadline, within);
+                if (!m.is("ping")) {
+                    return m;
+                }
+            }
+        } catch (SocketTimeoutException e) {
+            return null;
+        }
+    }
+
     private OobMessage receiveOne(long deadline, Duration within) throws IOException {
         byte[] buf = new byte[256];
         int n = 0;

@@ -16,6 +16,9 @@ import java.time.Duration;
  */
 final class OobClient implements TargetHandle {
 
+    /** How long a failed run waits for the target's word on why (it sends it as it ends the run). */
+    private static final Duration ENDED_WAIT = Duration.ofMillis(500);
+
     private final OobChannel channel;
     private final String name;
     private final byte[] connInfo;
@@ -115,6 +118,19 @@ final class OobClient implements TargetHandle {
         }
         return RawBaseline.connect(new java.net.InetSocketAddress(channel.remoteAddress(), port.intValue()), sockets,
                 chunkSize);
+    }
+
+    /** An error the target sent (it ends a run it gave up on with one), or its closing the connection. */
+    @Override
+    public String endedBecause() {
+        try {
+            OobMessage m = channel.poll(ENDED_WAIT);
+            return m != null && m.is("error") ? m.message() : null;
+        } catch (java.io.EOFException e) {
+            return "it closed the out-of-band connection";
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     @Override

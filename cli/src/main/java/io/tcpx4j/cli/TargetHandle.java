@@ -37,6 +37,14 @@ interface TargetHandle extends AutoCloseable {
         return new RawBaseline(sockets, chunkSize);
     }
 
+    /**
+     * Why the target ended the run, if it says so within a moment (a run that failed here may have
+     * failed because the target gave up on it); null if it does not.
+     */
+    default String endedBecause() {
+        return null;
+    }
+
     @Override
     void close();
 

@@ -228,6 +228,8 @@ final class TargetServer implements AutoCloseable {
                 } catch (EOFException e) {
                     throw new IOException("initiator left before the end of its run");
                 } catch (SocketTimeoutException e) {
+                    tell(c, "no message from the initiator for " + Durations.format(timeouts.timeout)
+                            + " (the target's --oob-timeout)");
                     throw new IOException("initiator sent nothing for " + Durations.format(timeouts.timeout)
                             + " (--oob-timeout); ending its run");
                 }
@@ -265,6 +267,15 @@ final class TargetServer implements AutoCloseable {
         } catch (RuntimeException e) {
             c.send(OobMessage.error(String.valueOf(e.getMessage())));
             throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    /** Tells the initiator why its run ends, if it still listens (it may have gone). */
+    private static void tell(OobChannel c, String why) {
+        try {
+            c.send(OobMessage.error(why));
+        } catch (IOException ignored) {
+            // the initiator learns from the closed connection
         }
     }
 

@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The out-of-band protocol against clients and targets that misbehave: silent, slow (one byte at a
@@ -136,6 +137,41 @@ class OobDeadlineTest {
                     "--iterations", "2", "--warmup", "0", "--warmup-seconds", "2");
             assertThat(r.exit()).as(r.err()).isZero();
             assertThat(err(s)).doesNotContain("(--oob-timeout)");
+        }
+    }
+
+    @Test
+    void aTargetThatGivesUpOnARunSaysWhyBeforeClosing() throws Exception {
+        try (TwoHostTest.Served s = new TwoHostTest.Served("--oob-timeout", "500ms");
+             Node silent = Node.start(EngineConfig.defaults("silent").withListen("127.0.0.1", 0),
+                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"));
+             OobChannel c = OobChannel.connect(s.serve.address(), T, null)) {
+            // a hello, then nothing: no pings, as from a stopped process
+            c.send(OobMessage.hello("silent", silent.engine().connInfo(), 4096, "dram", "loopback", T));
+            c.expect("hello", "welcome", T, null);
+            OobMessage m = c.poll(Duration.ofSeconds(5));
+            assertThat(m).as("the target's last word").isNotNull();
+            assertThat(m.op()).isEqualTo("error");
+            assertThat(m.message()).isEqualTo("no message from the initiator for 500 ms (the target's --oob-timeout)");
+            assertThatThrownBy(() -> c.poll(Duration.ofSeconds(5))).as("then the target closes the connection")
+                    .isInstanceOf(java.io.EOFException.class);
+        }
+    }
+
+    @Test
+    void aFailedRunAsksTheTargetWhyOnlyBriefly() throws Exception {
+        try (TwoHostTest.Served s = new TwoHostTest.Served();
+             Node n = Node.start(EngineConfig.defaults("asker").withListen("127.0.0.1", 0),
+                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"))) {
+            OobChannel c = OobChannel.connect(s.serve.address(), T, null);
+            try (OobClient client = OobClient.open(c, "asker", n.engine().connInfo(), 4096, "dram", "loopback", T, P,
+                    null)) {
+                long t0 = System.nanoTime();
+                assertThat(client.endedBecause()).as("a target still serving the run: pings only").isNull();
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(2_000);
+                s.serve.shutdown();
+                assertThat(client.endedBecause()).isEqualTo("it closed the out-of-band connection");
+            }
         }
     }
 
