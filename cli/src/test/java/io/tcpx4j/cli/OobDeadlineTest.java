@@ -38,6 +38,18 @@ class OobDeadlineTest {
         return Cli.run(all);
     }
 
+    /** An engine on 127.0.0.1 over the loopback transport, host memory. */
+    private static Node engine(String name) {
+        return Node.start(EngineConfig.defaults(name).withListen("127.0.0.1", 0),
+                new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"));
+    }
+
+    /** A hello and the welcome, then nothing: no pings, as from a stopped process. */
+    private static void helloThenSilence(OobChannel c, Node n) throws IOException {
+        c.send(OobMessage.hello(n.engine().name(), n.engine().connInfo(), 4096, "dram", "loopback", T));
+        c.expect("hello", "welcome", T, null);
+    }
+
     /** Reads until EOF; returns how long that took. Fails if the server keeps the socket open 10 s. */
     private static long millisUntilClosed(Socket s) throws IOException {
         long t0 = System.nanoTime();
@@ -101,8 +113,7 @@ class OobDeadlineTest {
     @Test
     void aClientThatVanishesMidRunEndsOnlyItsRun() throws Exception {
         try (TwoHostTest.Served s = new TwoHostTest.Served();
-             Node vanisher = Node.start(EngineConfig.defaults("vanisher").withListen("127.0.0.1", 0),
-                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"))) {
+             Node vanisher = engine("vanisher")) {
             OobChannel c = OobChannel.connect(s.serve.address(), T, null);
             OobClient.open(c, "vanisher", vanisher.engine().connInfo(), 4096, "dram", "loopback", T, P, null);
             c.close();
@@ -115,12 +126,9 @@ class OobDeadlineTest {
     @Test
     void aFrozenInitiatorLosesItsRunAtTheDeadlineAndTheQueuedOneIsToldToWait() throws Exception {
         try (TwoHostTest.Served s = new TwoHostTest.Served("--oob-timeout", "1s");
-             Node frozen = Node.start(EngineConfig.defaults("frozen").withListen("127.0.0.1", 0),
-                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"));
+             Node frozen = engine("frozen");
              OobChannel c = OobChannel.connect(s.serve.address(), T, null)) {
-            // a hello, then nothing: no pings, as from a stopped process
-            c.send(OobMessage.hello("frozen", frozen.engine().connInfo(), 4096, "dram", "loopback", T));
-            c.expect("hello", "welcome", T, null);
+            helloThenSilence(c, frozen);
             Cli.Result r = quickRun(s.peer(), "--oob-timeout", "5s");
             assertThat(r.exit()).as(r.err()).isZero();
             assertThat(r.err()).contains("waiting for the current run (from frozen at ");
@@ -143,12 +151,9 @@ class OobDeadlineTest {
     @Test
     void aTargetThatGivesUpOnARunSaysWhyBeforeClosing() throws Exception {
         try (TwoHostTest.Served s = new TwoHostTest.Served("--oob-timeout", "500ms");
-             Node silent = Node.start(EngineConfig.defaults("silent").withListen("127.0.0.1", 0),
-                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"));
+             Node silent = engine("silent");
              OobChannel c = OobChannel.connect(s.serve.address(), T, null)) {
-            // a hello, then nothing: no pings, as from a stopped process
-            c.send(OobMessage.hello("silent", silent.engine().connInfo(), 4096, "dram", "loopback", T));
-            c.expect("hello", "welcome", T, null);
+            helloThenSilence(c, silent);
             OobMessage m = c.poll(Duration.ofSeconds(5));
             assertThat(m).as("the target's last word").isNotNull();
             assertThat(m.op()).isEqualTo("error");
@@ -161,8 +166,7 @@ class OobDeadlineTest {
     @Test
     void aFailedRunAsksTheTargetWhyOnlyBriefly() throws Exception {
         try (TwoHostTest.Served s = new TwoHostTest.Served();
-             Node n = Node.start(EngineConfig.defaults("asker").withListen("127.0.0.1", 0),
-                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"))) {
+             Node n = engine("asker")) {
             OobChannel c = OobChannel.connect(s.serve.address(), T, null);
             try (OobClient client = OobClient.open(c, "asker", n.engine().connInfo(), 4096, "dram", "loopback", T, P,
                     null)) {
