@@ -76,7 +76,8 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "1",
             description = "Before the first row, unmeasured transfers of every row's shape, each for an equal share"
-                    + " of S seconds, so that the JVM has compiled the engines' paths before any row is measured;"
+                    + " of S seconds, then more rounds over the shapes until the JVM has compiled nothing new for"
+                    + " 0.3 s (at most 10 x S in all), so that no row is measured while the JVM compiles;"
                     + " 0: none. Default: ${DEFAULT-VALUE}.")
     double warmupSeconds;
 

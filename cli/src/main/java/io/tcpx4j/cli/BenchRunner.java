@@ -34,6 +34,12 @@ final class BenchRunner {
     private static final System.Logger LOG = System.getLogger(BenchRunner.class.getName());
     /** A single transfer that takes longer than this fails the run. */
     static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(60);
+    /** The warm-up goes on until the JIT has finished nothing for this long ... */
+    static final long JIT_QUIET_NANOS = 300_000_000L;
+    /** ... in rounds over every shape of at most this long ... */
+    static final long WARMUP_ROUND_NANOS = 200_000_000L;
+    /** ... for at most this many times the {@code --warmup-seconds} asked for, in all. */
+    static final int WARMUP_CAP = 10;
 
     private final BenchSettings settings;
     private final Node initiator;
@@ -130,40 +136,74 @@ final class BenchRunner {
 
     /**
      * Transfers of every row's shape, each for an equal share of {@code --warmup-seconds} (at least one),
-     * before the first row: the JVM compiles the engines' paths after thousands of runs, and a first row
-     * measured before that reads slower than the same row measured later. False when stopped meanwhile.
+     * before the first row, each shape followed by a few raw baseline transfers of its size: the JVM
+     * compiles the engines' and the baseline's paths after thousands of runs, and a row measured before
+     * that reads slower than the same row measured later. Then further rounds over the shapes, each at
+     * most {@link #WARMUP_ROUND_NANOS}, until the JIT has finished nothing for {@link #JIT_QUIET_NANOS}
+     * ({@link JitQuiet}), the whole warm-up taking at most {@link #WARMUP_CAP} times the seconds asked
+     * for. False when stopped meanwhile.
      */
     private boolean warmUp(MemoryDescriptor local, MemoryDescriptor remote) throws InterruptedException {
         if (settings.warmupSeconds() <= 0) {
             return true;
         }
         int shapes = settings.batchSizes().size() * settings.blockSizes().size();
-        long share = (long) (settings.warmupSeconds() * 1e9 / shapes);
-        boolean write = settings.op() == BenchSettings.Op.WRITE;
+        long asked = (long) (settings.warmupSeconds() * 1e9);
+        long share = asked / shapes;
+        long roundShare = Math.min(share, WARMUP_ROUND_NANOS / shapes);
+        JitQuiet jit = JitQuiet.ofThisJvm();
         long start = System.nanoTime();
-        long last = start;
+        long cap = start + WARMUP_CAP * asked;
         long transfers = 0;
-        progress.start(share * shapes);
-        for (int batch : settings.batchSizes()) {
-            for (long block : settings.blockSizes()) {
-                MemoryDescriptor[][] d = descriptors(block, batch, local, remote);
-                long end = System.nanoTime() + share;
-                long now;
-                do {
-                    if (stopRequested) {
+        int rounds = 0;
+        progress.start(asked);
+        long last = start;
+        do {
+            for (int batch : settings.batchSizes()) {
+                for (long block : settings.blockSizes()) {
+                    long n = warmUpShape(block, batch, rounds == 0 ? share : roundShare, local, remote);
+                    if (n < 0) {
                         return false;
                     }
-                    transfer(write, d[0], d[1], null, null);
-                    transfers++;
-                    now = System.nanoTime();
+                    transfers += n;
+                    long now = System.nanoTime();
                     progress.advance(now - last, "warm-up");
                     last = now;
-                } while (now - end < 0);
+                }
+            }
+            rounds++;
+        } while (!jit.quietFor(JIT_QUIET_NANOS, System.nanoTime()) && System.nanoTime() - cap < 0);
+        LOG.log(System.Logger.Level.DEBUG, "bench warm-up: {0} transfers of {1} row shapes in {2} rounds, {3} ms",
+                transfers, shapes, rounds, (System.nanoTime() - start) / 1_000_000);
+        return true;
+    }
+
+    /**
+     * Unmeasured transfers of one shape for {@code nanos} (at least one), then, with a baseline, a
+     * quarter as many of its raw transfers (2..1000); the transfers made, or -1 when stopped.
+     */
+    private long warmUpShape(long block, int batch, long nanos, MemoryDescriptor local, MemoryDescriptor remote)
+            throws InterruptedException {
+        boolean write = settings.op() == BenchSettings.Op.WRITE;
+        MemoryDescriptor[][] d = descriptors(block, batch, local, remote);
+        long end = System.nanoTime() + nanos;
+        long n = 0;
+        do {
+            if (stopRequested) {
+                return -1;
+            }
+            transfer(write, d[0], d[1], null, null);
+            n++;
+        } while (System.nanoTime() - end < 0);
+        if (baseline != null) {
+            try {
+                baseline.measure(block * batch, 0, (int) Math.max(2, Math.min(1000, n / 4)));
+            } catch (java.io.IOException e) {
+                throw new TransferException(TransferException.Code.BACKEND,
+                        "the raw TCP baseline failed: " + e.getMessage(), e);
             }
         }
-        LOG.log(System.Logger.Level.DEBUG, "bench warm-up: {0} transfers of {1} row shapes in {2} ms", transfers, shapes,
-                (System.nanoTime() - start) / 1_000_000);
-        return true;
+        return n;
     }
 
     /** A transfer's local and remote descriptors for a row: block i, or batch-1-i when reversed, on both sides. */
