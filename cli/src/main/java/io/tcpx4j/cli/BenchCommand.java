@@ -106,21 +106,14 @@ final class BenchCommand implements Callable<Integer> {
     Layout layout;
 
     /** Who drives the initiator engine while a transfer is awaited. */
-    enum ProgressMode {
-        CALLER, THREAD, AUTO;
+    enum ProgressMode { CALLER, THREAD }
 
-        /** AUTO: the caller where spinning is cheap (8 or more CPUs), else the engine's thread. */
-        boolean caller(int cpus) {
-            return this == CALLER || (this == AUTO && cpus >= 8);
-        }
-    }
-
-    @Option(names = "--progress", paramLabel = "auto|caller|thread", defaultValue = "auto",
+    @Option(names = "--progress", paramLabel = "caller|thread", defaultValue = "caller",
             converter = Choices.Progress.class,
             description = "Initiator: caller (the bench thread runs the engine's progress work while it waits for"
-                    + " each transfer, as NIXL hosts do through checkXfer), thread (it blocks and the engine's"
-                    + " own thread does the work) or auto (caller on hosts with 8 or more CPUs, else thread)."
-                    + " Default: ${DEFAULT-VALUE}.")
+                    + " each transfer, as NIXL hosts do through checkXfer) or thread (it blocks and the engine's"
+                    + " own thread does the work, as a Java application that does not poll). Default:"
+                    + " ${DEFAULT-VALUE}.")
     ProgressMode progressMode;
 
     @Option(names = "--role", paramLabel = "initiator|target",
@@ -287,7 +280,7 @@ final class BenchCommand implements Callable<Integer> {
         return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
                 iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, warmupSeconds, checkConsistency,
                 engine.channels, (int) engine.chunkSize, engine.bind,
-                progressMode.caller(Runtime.getRuntime().availableProcessors()), layout == Layout.REVERSED);
+                progressMode == ProgressMode.CALLER, layout == Layout.REVERSED);
     }
 
     private String flagProblem() {

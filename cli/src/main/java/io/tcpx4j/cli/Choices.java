@@ -31,7 +31,7 @@ final class Choices {
     static final class Progress implements ITypeConverter<BenchCommand.ProgressMode> {
         @Override
         public BenchCommand.ProgressMode convert(String value) {
-            return of(BenchCommand.ProgressMode.class, value, "auto, caller or thread");
+            return of(BenchCommand.ProgressMode.class, value, "caller or thread");
         }
     }
 

@@ -96,8 +96,7 @@ class CliParsingTest {
         assertThat(engineOptions("--inline-limit", "1M").engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(1 << 20);
         assertThat(bench("--progress", "thread").callerProgress()).isFalse();
         assertThat(bench("--progress", "CALLER").callerProgress()).isTrue();
-        assertThat(BenchCommand.ProgressMode.AUTO.caller(16)).isTrue();
-        assertThat(BenchCommand.ProgressMode.AUTO.caller(2)).isFalse();
+        assertThat(bench().callerProgress()).as("default").isTrue();
     }
 
     @Test
