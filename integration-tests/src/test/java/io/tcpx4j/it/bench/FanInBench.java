@@ -6,6 +6,7 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.IdlePolicy;
 import io.tcpx4j.it.transfer.Bytes;
@@ -64,7 +65,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * copies, TCPX's GPU receive path simulated in host memory). {@code -Dbench.agents=N} gives the target N
  * progress agents (default 1), each serving the initiators whose names hash to it; {@code -Dbench.target-cpus}
  * and {@code -Dbench.initiator-cpus} give the target CPUs of its own ({@link Affinity}). {@code -Dbench.sched=true} adds, per K, how
- * long each engine thread waited for a CPU while the transfers ran ({@link RunQueueWait}).
+ * long each engine thread waited for a CPU while the transfers ran ({@link RunQueueWait}); {@code
+ * -Dbench.caller=true} has each initiator's thread drive its engine ({@link #CALLER}).
  */
 public final class FanInBench {
 
@@ -74,6 +76,13 @@ public final class FanInBench {
      * all in ms from the common start (see {@link RunQueueWait}).
      */
     private static final boolean SCHED = Boolean.getBoolean("bench.sched") && RunQueueWait.available();
+
+    /**
+     * {@code -Dbench.caller=true}: each initiator's thread drives its engine ({@code progress()}) until its
+     * transfer ends, as a NIXL host's poller does through {@code checkXfer}, instead of waiting in
+     * {@code await} for the engine's thread (one hand-off to that thread and one back per transfer).
+     */
+    private static final boolean CALLER = Boolean.getBoolean("bench.caller");
 
     private FanInBench() {
     }
@@ -180,17 +189,18 @@ public final class FanInBench {
                     int me = i;
                     Thread t = new Thread(() -> {
                         try {
-                            Session s = initiators.get(me).engine.session(target.name());
+                            Engine e = initiators.get(me).engine;
+                            Session s = e.session(target.name());
                             List<MemoryDescriptor> local = List.of(MemoryDescriptor.dram(sources[me], block));
                             List<MemoryDescriptor> remote = List.of(MemoryDescriptor.dram(region + (long) me * block, block));
                             for (int w = 0; w < warmup; w++) {
-                                write(s, local, remote, me, -1 - w);
+                                write(e, s, local, remote, me, -1 - w);
                             }
                             warmed.await();
                             start.await();
                             for (int n = 0; n < transfers; n++) {
                                 starts[me][n] = System.nanoTime();
-                                latencies[me][n] = write(s, local, remote, me, n);
+                                latencies[me][n] = write(e, s, local, remote, me, n);
                             }
                         } catch (Throwable e) {
                             failure.compareAndSet(null, e);
@@ -410,16 +420,30 @@ public final class FanInBench {
                 (t[0] - t0) / 1e6, t[1] / 1e6, t[2]));
     }
 
-    private static long write(Session s, List<MemoryDescriptor> local, List<MemoryDescriptor> remote, int initiator,
-                              int n) throws InterruptedException {
+    private static long write(Engine e, Session s, List<MemoryDescriptor> local, List<MemoryDescriptor> remote,
+                              int initiator, int n) throws InterruptedException {
         long t0 = System.nanoTime();
         Transfer t = s.write(local, remote, (initiator + ":" + n).getBytes(StandardCharsets.UTF_8));
-        TransferStatus status = t.await(Duration.ofMinutes(1));
+        TransferStatus status = CALLER ? driveUntilEnded(e, t, t0 + Duration.ofMinutes(1).toNanos())
+                : t.await(Duration.ofMinutes(1));
         if (status != TransferStatus.DONE) {
             throw new IllegalStateException("initiator " + initiator + " transfer " + n + " ended " + status + ": "
                     + t.error());
         }
         return System.nanoTime() - t0;
+    }
+
+    /** Runs the engine's progress work on this thread until {@code t} ends or {@code deadline} (nanoTime) passes. */
+    private static TransferStatus driveUntilEnded(Engine e, Transfer t, long deadline) {
+        for (int i = 1; t.status() == TransferStatus.IN_PROGRESS; i++) {
+            if (e.progress() == 0) {
+                Thread.onSpinWait();
+            }
+            if ((i & 1023) == 0 && System.nanoTime() > deadline) {
+                break;
+            }
+        }
+        return t.status();
     }
 
     /** Every slice equals its source; exactly one notification per transfer, from its initiator. */
