@@ -71,6 +71,13 @@ public final class EngineVsRawBench {
     private EngineVsRawBench() {
     }
 
+    /**
+     * {@code -Dbench.callerDrives=true|false}: whether the engines' progress threads run the socket turns
+     * while they have requests out ({@link LoopbackConfig#callerDrives()}); default: the transport's own.
+     */
+    private static final boolean CALLER_DRIVES = Boolean.parseBoolean(
+            System.getProperty("bench.callerDrives", Boolean.toString(LoopbackConfig.callerDrivesByDefault())));
+
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 11;
         int warmup = args.length > 1 ? Integer.parseInt(args[1]) : 3;
@@ -104,7 +111,7 @@ public final class EngineVsRawBench {
     private static double[][] measure(int channels, int sockets, boolean devmem, int ioThreads, int chunk,
                                       int window, int rounds, int warmup) throws Exception {
         LoopbackConfig transport = LoopbackConfig.defaults().withSocketsPerComm(sockets).withDevmem(devmem)
-                .withIoThreads(ioThreads);
+                .withIoThreads(ioThreads).withCallerDrives(CALLER_DRIVES);
         double[] raw = new double[rounds];
         double[] engine = new double[rounds];
         try (LoopbackNode a = LoopbackNode.start(config("bench-a", channels, chunk, window), transport);
