@@ -6,6 +6,7 @@ import io.tcpx4j.api.Session;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.IdlePolicy;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.it.transfer.Bytes;
 import io.tcpx4j.it.transfer.LoopbackNode;
@@ -58,7 +59,8 @@ import java.util.concurrent.TimeoutException;
  * Defaults: 11 rounds after 3 warm-up. Results and their reading: docs/PERFORMANCE.md.
  * Other knobs: {@code -Dbench.ioThreads} (loopback I/O threads per transport, default 2),
  * {@code -Dbench.chunk} (bytes), {@code -Dbench.window} (send window), {@code -Dbench.modes} (off,on),
- * {@code -Dbench.cpu=true} (CPU time and context switches per thread group and round, Linux only).
+ * {@code -Dbench.cpu=true} (CPU time and context switches per thread group and round, Linux only), {@code
+ * -Dbench.idle} (the engines' idle policy), {@code -Dbench.callerDrives} (who runs the socket turns).
  */
 public final class EngineVsRawBench {
 
@@ -77,6 +79,10 @@ public final class EngineVsRawBench {
      */
     private static final boolean CALLER_DRIVES = Boolean.parseBoolean(
             System.getProperty("bench.callerDrives", Boolean.toString(LoopbackConfig.callerDrivesByDefault())));
+
+    /** {@code -Dbench.idle=adaptive|busy_spin|low_cpu}: the engines' {@link IdlePolicy} (default adaptive). */
+    private static final IdlePolicy IDLE = IdlePolicy.valueOf(
+            System.getProperty("bench.idle", "adaptive").toUpperCase(java.util.Locale.ROOT));
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 11;
@@ -154,7 +160,8 @@ public final class EngineVsRawBench {
     }
 
     private static EngineConfig config(String name, int channels, int chunk, int window) {
-        return LoopbackNode.config(name).withChannels(channels).withChunkSize(chunk).withWindows(window, 16);
+        return LoopbackNode.config(name).withChannels(channels).withChunkSize(chunk).withWindows(window, 16)
+                .withIdle(IDLE);
     }
 
     private static double engineRound(Session session, long src, long dst) throws InterruptedException {
