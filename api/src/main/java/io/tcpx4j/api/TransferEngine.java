@@ -1,5 +1,6 @@
 package io.tcpx4j.api;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -64,6 +65,26 @@ public interface TransferEngine extends AutoCloseable {
      */
     default int progress() {
         return 0;
+    }
+
+    /**
+     * Runs {@link #progress()} on the calling thread until {@code transfer} ends or {@code timeout}
+     * passes, and returns its status ({@code IN_PROGRESS} if the time ran out): {@link Transfer#await}
+     * with this thread moving the bytes instead of the engine's, as a host that polls for completion
+     * does. Spins between calls that found nothing to do: one core busy while it waits. Never throws
+     * for a failed transfer: look at {@link Transfer#error()}.
+     */
+    default TransferStatus driveUntilEnded(Transfer transfer, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (int i = 1; transfer.status() == TransferStatus.IN_PROGRESS; i++) {
+            if (progress() == 0) {
+                Thread.onSpinWait();
+            }
+            if ((i & 1023) == 0 && System.nanoTime() - deadline > 0) {
+                break;
+            }
+        }
+        return transfer.status();
     }
 
     /** Fails in-flight transfers with CANCELED, closes connections and frees transport resources. */

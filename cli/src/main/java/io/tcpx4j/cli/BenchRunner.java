@@ -294,25 +294,6 @@ final class BenchRunner {
         return block * batch + (64 << 10);
     }
 
-    /**
-     * Lends this thread to the initiator engine until {@code x} ends or {@link #TRANSFER_TIMEOUT}
-     * passes (then IN_PROGRESS): the engine's protocol and transport work runs here, without a hand-off
-     * to its thread and back (which stands aside while the calls keep coming).
-     */
-    private TransferStatus driveUntilEnded(Transfer x) {
-        long deadline = System.nanoTime() + TRANSFER_TIMEOUT.toNanos();
-        var engine = initiator.engine();
-        for (int i = 1; x.status() == TransferStatus.IN_PROGRESS; i++) {
-            if (engine.progress() == 0) {
-                Thread.onSpinWait();
-            }
-            if ((i & 1023) == 0 && System.nanoTime() > deadline) {
-                break;
-            }
-        }
-        return x.status();
-    }
-
     /** One transfer, waited for. {@code times} (if non-null) receives prep, post and total nanoseconds. */
     private void transfer(boolean write, MemoryDescriptor[] localDescs, MemoryDescriptor[] remoteDescs,
                           byte[] notification, long[] times) throws InterruptedException {
@@ -323,7 +304,10 @@ final class BenchRunner {
         long t1 = System.nanoTime();
         Transfer x = write ? session.write(l, r, notification) : session.read(l, r, notification);
         long t2 = System.nanoTime();
-        TransferStatus status = settings.callerProgress() ? driveUntilEnded(x) : x.await(TRANSFER_TIMEOUT);
+        // caller progress: the engine's protocol and transport work runs on this thread, without a
+        // hand-off to the engine's thread and back (which stands aside while the calls keep coming)
+        TransferStatus status = settings.callerProgress()
+                ? initiator.engine().driveUntilEnded(x, TRANSFER_TIMEOUT) : x.await(TRANSFER_TIMEOUT);
         long t3 = System.nanoTime();
         if (status != TransferStatus.DONE) {
             if (status == TransferStatus.IN_PROGRESS) {

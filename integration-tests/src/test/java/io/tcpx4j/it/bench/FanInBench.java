@@ -424,26 +424,12 @@ public final class FanInBench {
                               int initiator, int n) throws InterruptedException {
         long t0 = System.nanoTime();
         Transfer t = s.write(local, remote, (initiator + ":" + n).getBytes(StandardCharsets.UTF_8));
-        TransferStatus status = CALLER ? driveUntilEnded(e, t, t0 + Duration.ofMinutes(1).toNanos())
-                : t.await(Duration.ofMinutes(1));
+        TransferStatus status = CALLER ? e.driveUntilEnded(t, Duration.ofMinutes(1)) : t.await(Duration.ofMinutes(1));
         if (status != TransferStatus.DONE) {
             throw new IllegalStateException("initiator " + initiator + " transfer " + n + " ended " + status + ": "
                     + t.error());
         }
         return System.nanoTime() - t0;
-    }
-
-    /** Runs the engine's progress work on this thread until {@code t} ends or {@code deadline} (nanoTime) passes. */
-    private static TransferStatus driveUntilEnded(Engine e, Transfer t, long deadline) {
-        for (int i = 1; t.status() == TransferStatus.IN_PROGRESS; i++) {
-            if (e.progress() == 0) {
-                Thread.onSpinWait();
-            }
-            if ((i & 1023) == 0 && System.nanoTime() > deadline) {
-                break;
-            }
-        }
-        return t.status();
     }
 
     /** Every slice equals its source; exactly one notification per transfer, from its initiator. */
