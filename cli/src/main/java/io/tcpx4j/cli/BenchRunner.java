@@ -196,12 +196,7 @@ final class BenchRunner {
             n++;
         } while (System.nanoTime() - end < 0);
         if (baseline != null) {
-            try {
-                baseline.measure(block * batch, 0, (int) Math.max(2, Math.min(1000, n / 4)));
-            } catch (java.io.IOException e) {
-                throw new TransferException(TransferException.Code.BACKEND,
-                        "the raw TCP baseline failed: " + e.getMessage(), e);
-            }
+            raw(block * batch, 0, (int) Math.max(2, Math.min(1000, n / 4)));
         }
         return n;
     }
@@ -277,10 +272,15 @@ final class BenchRunner {
     }
 
     private BenchRow withBaseline(BenchRow r) {
+        RawBaseline.Result raw = raw(r.blockSize() * r.batchSize(), settings.warmupFor(r.blockSize(), r.batchSize()),
+                r.iterations());
+        return r.withRaw(raw.gbps(), raw.avgLatencyUs());
+    }
+
+    /** Raw TCP transfers of {@code bytes} over the baseline's sockets; a failure fails the run. */
+    private RawBaseline.Result raw(long bytes, int warmup, int iterations) {
         try {
-            RawBaseline.Result raw = baseline.measure(r.blockSize() * r.batchSize(),
-                    settings.warmupFor(r.blockSize(), r.batchSize()), r.iterations());
-            return r.withRaw(raw.gbps(), raw.avgLatencyUs());
+            return baseline.measure(bytes, warmup, iterations);
         } catch (java.io.IOException e) {
             throw new TransferException(TransferException.Code.BACKEND, "the raw TCP baseline failed: " + e.getMessage(), e);
         }
