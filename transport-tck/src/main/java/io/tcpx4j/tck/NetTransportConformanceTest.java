@@ -172,22 +172,17 @@ public abstract class NetTransportConformanceTest extends CoreConformance {
         }
         NetTransport f = track(newFaultyTransport(TckFaults.delay(delay)));
         Channel c = connect(f, b);
-        Buf src = host(PAGE);
-        Buf dst = host(PAGE);
-        byte[] data = fillRandom(src, PAGE);
-        poison(dst, data);
-        MemoryRegistration sr = f.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
-        NetRequest r = postRecv(c, dst.addr, PAGE, rr);
+        Loaded m = new Loaded(this, c, PAGE);
+        NetRequest r = postRecv(c, m.dst.addr, PAGE, m.rr);
         long t0 = System.nanoTime();
-        NetRequest s = require(f.isend(c.send(), src.addr, PAGE, 0, sr), "isend");
+        NetRequest s = require(f.isend(c.send(), m.src.addr, PAGE, 0, m.sr), "isend");
         assertThat(f.test(s)).as("the first test right after isend").isFalse();
         awaitDone(f, s, "delayed send");
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(delay);
         awaitDone(b, r, "receive");
-        unpack(unpacker(), r, dst.addr, dst.kind);
+        unpack(unpacker(), r, m.dst.addr, m.dst.kind);
         b.consumed(c.recv(), r);
-        verify(dst, data, PAGE);
+        verify(m.dst, m.data, PAGE);
     }
 
     /** True if declared; otherwise checks that asking for the fault is NOT_SUPPORTED. */

@@ -1,10 +1,8 @@
 package io.tcpx4j.tck;
 
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.Unpacker;
 import org.junit.jupiter.api.Test;
 
@@ -28,88 +26,73 @@ public abstract class SlotConformance extends TckFixture {
     void sixteenSendSlotsThenBusy() {
         Channel c = connect(a, b);
         int n = NetTransport.MAX_REQUESTS;
-        Buf src = host(n * 1000);
-        Buf dst = host(n * 1000);
-        byte[] data = fillRandom(src, n * 1000);
-        poison(dst, data);
-        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
+        Loaded m = new Loaded(this, c, n * 1000);
         ArrayDeque<NetRequest> sends = new ArrayDeque<>();
         for (int i = 0; i < n; i++) {
-            NetRequest s = a.isend(c.send(), src.addr + i * 1000L, 1000, i, sr);
+            NetRequest s = a.isend(c.send(), m.src.addr + i * 1000L, 1000, i, m.sr);
             assertThat(s).as("send %d of %d", i + 1, n).isNotNull();
             sends.add(s);
         }
-        assertThat(a.isend(c.send(), src.addr, 1000, 99, sr)).as("17th send without any completed").isNull();
+        assertThat(a.isend(c.send(), m.src.addr, 1000, 99, m.sr)).as("17th send without any completed").isNull();
         ArrayDeque<NetRequest> recvs = new ArrayDeque<>();
         for (int i = 0; i < n; i++) {
-            recvs.add(postRecv(c, dst.addr + i * 1000L, 1000, rr));
+            recvs.add(postRecv(c, m.dst.addr + i * 1000L, 1000, m.rr));
         }
         awaitDone(a, sends.poll(), "first send");
-        NetRequest extra = a.isend(c.send(), src.addr, 1000, 99, sr);
+        NetRequest extra = a.isend(c.send(), m.src.addr, 1000, 99, m.sr);
         assertThat(extra).as("a send slot frees when its send tests done").isNotNull();
-        drain(c, sends, recvs, dst);
+        drain(c, sends, recvs, m.dst);
         // The extra send may wait for its receive (the SPI does not promise buffering), so both go together.
-        NetRequest extraRecv = postRecv(c, dst.addr, 1000, rr);
-        drain(c, new ArrayDeque<>(List.of(extra)), new ArrayDeque<>(List.of(extraRecv)), dst);
-        verify(dst, data, n * 1000);
+        NetRequest extraRecv = postRecv(c, m.dst.addr, 1000, m.rr);
+        drain(c, new ArrayDeque<>(List.of(extra)), new ArrayDeque<>(List.of(extraRecv)), m.dst);
+        verify(m.dst, m.data, n * 1000);
     }
 
     @Test
     void aReceiveHoldsItsSlotUntilConsumed() {
         Channel c = connect(a, b);
         int n = NetTransport.MAX_REQUESTS;
-        Buf src = host(n * 512);
-        Buf dst = host(n * 512);
-        byte[] data = fillRandom(src, n * 512);
-        poison(dst, data);
-        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
+        Loaded m = new Loaded(this, c, n * 512);
         List<NetRequest> recvs = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            recvs.add(postRecv(c, dst.addr + i * 512L, 512, rr));
+            recvs.add(postRecv(c, m.dst.addr + i * 512L, 512, m.rr));
         }
-        assertThat(b.irecv(c.recv(), dst.addr, 512, 0, rr)).as("17th receive").isNull();
+        assertThat(b.irecv(c.recv(), m.dst.addr, 512, 0, m.rr)).as("17th receive").isNull();
         for (int i = 0; i < n; i++) {
-            NetRequest s = postSend(c, src.addr + i * 512L, 512, sr);
+            NetRequest s = postSend(c, m.src.addr + i * 512L, 512, m.sr);
             awaitDone(a, s, "send " + i);
         }
         for (int i = 0; i < n; i++) {
             awaitDone(b, recvs.get(i), "receive " + i);
         }
-        assertThat(b.irecv(c.recv(), dst.addr, 512, 0, rr)).as("17th receive: all done, none consumed").isNull();
+        assertThat(b.irecv(c.recv(), m.dst.addr, 512, 0, m.rr)).as("17th receive: all done, none consumed").isNull();
         Unpacker u = unpacker();
-        unpack(u, recvs.get(0), dst.addr, dst.kind);
+        unpack(u, recvs.get(0), m.dst.addr, m.dst.kind);
         b.consumed(c.recv(), recvs.get(0));
-        NetRequest again = b.irecv(c.recv(), dst.addr + 15 * 512L, 512, 0, rr);
+        NetRequest again = b.irecv(c.recv(), m.dst.addr + 15 * 512L, 512, 0, m.rr);
         assertThat(again).as("a consumed receive frees its slot").isNotNull();
-        tracked(again, dst.addr + 15 * 512L);
+        tracked(again, m.dst.addr + 15 * 512L);
         for (int i = 1; i < n; i++) {
-            unpack(u, recvs.get(i), dst.addr + i * 512L, dst.kind);
+            unpack(u, recvs.get(i), m.dst.addr + i * 512L, m.dst.kind);
             b.consumed(c.recv(), recvs.get(i));
         }
-        verify(dst, data, n * 512);
+        verify(m.dst, m.data, n * 512);
         // the send is tested too: TCPX moves a send's data only from inside test()
-        NetRequest last = postSend(c, src.addr + 15 * 512L, 512, sr);
-        drain(c, new ArrayDeque<>(List.of(last)), new ArrayDeque<>(List.of(again)), dst);
-        verify(dst, data, n * 512);
+        NetRequest last = postSend(c, m.src.addr + 15 * 512L, 512, m.sr);
+        drain(c, new ArrayDeque<>(List.of(last)), new ArrayDeque<>(List.of(again)), m.dst);
+        verify(m.dst, m.data, n * 512);
     }
 
     @Test
     void testAndConsumeAreFifo() {
         Channel c = connect(a, b);
-        Buf src = host(2 * PAGE);
-        Buf dst = host(2 * PAGE);
-        byte[] data = fillRandom(src, 2 * PAGE);
-        poison(dst, data);
-        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
-        NetRequest r0 = postRecv(c, dst.addr, PAGE, rr);
-        NetRequest r1 = postRecv(c, dst.addr + PAGE, PAGE, rr);
+        Loaded m = new Loaded(this, c, 2 * PAGE);
+        NetRequest r0 = postRecv(c, m.dst.addr, PAGE, m.rr);
+        NetRequest r1 = postRecv(c, m.dst.addr + PAGE, PAGE, m.rr);
         expectCode(() -> b.test(r1), Code.INVALID_PARAM);
         expectCode(() -> b.consumed(c.recv(), r0), Code.INVALID_PARAM);
-        NetRequest s0 = postSend(c, src.addr, PAGE, sr);
-        NetRequest s1 = postSend(c, src.addr + PAGE, PAGE, sr);
+        NetRequest s0 = postSend(c, m.src.addr, PAGE, m.sr);
+        NetRequest s1 = postSend(c, m.src.addr + PAGE, PAGE, m.sr);
         LockSupport.parkNanos(20_000_000);
         expectCode(() -> a.test(s1), Code.INVALID_PARAM);
         awaitDone(a, s0, "send 0");
@@ -117,55 +100,45 @@ public abstract class SlotConformance extends TckFixture {
         awaitDone(b, r0, "receive 0");
         awaitDone(b, r1, "receive 1");
         Unpacker u = unpacker();
-        unpack(u, r1, dst.addr + PAGE, dst.kind);
+        unpack(u, r1, m.dst.addr + PAGE, m.dst.kind);
         expectCode(() -> b.consumed(c.recv(), r1), Code.INVALID_PARAM);
-        unpack(u, r0, dst.addr, dst.kind);
+        unpack(u, r0, m.dst.addr, m.dst.kind);
         b.consumed(c.recv(), r0);
         b.consumed(c.recv(), r1);
-        verify(dst, data, 2 * PAGE);
+        verify(m.dst, m.data, 2 * PAGE);
     }
 
     @Test
     void tagsAreIgnoredAndMessagesMatchInPostingOrder() {
         Channel c = connect(a, b);
         int size = 10_000;
-        Buf src = host(3 * size);
-        Buf dst = host(3 * size);
-        byte[] data = fillRandom(src, 3 * size);
-        poison(dst, data);
-        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
+        Loaded m = new Loaded(this, c, 3 * size);
         ArrayDeque<NetRequest> recvs = new ArrayDeque<>();
         for (int i = 0; i < 3; i++) {
-            long d = dst.addr + (long) i * size;
-            recvs.add(tracked(require(b.irecv(c.recv(), d, size, 3 - i, rr), "irecv"), d));
+            long d = m.dst.addr + (long) i * size;
+            recvs.add(tracked(require(b.irecv(c.recv(), d, size, 3 - i, m.rr), "irecv"), d));
         }
         ArrayDeque<NetRequest> sends = new ArrayDeque<>();
         for (int i = 0; i < 3; i++) {
-            sends.add(require(a.isend(c.send(), src.addr + (long) i * size, size, 1 + i, sr), "isend"));
+            sends.add(require(a.isend(c.send(), m.src.addr + (long) i * size, size, 1 + i, m.sr), "isend"));
         }
-        drain(c, sends, recvs, dst);
-        verify(dst, data, 3 * size);
+        drain(c, sends, recvs, m.dst);
+        verify(m.dst, m.data, 3 * size);
     }
 
     @Test
     void postingNeverWaitsForThePeer() {
         Channel c = connect(a, b);
         int size = 4 << 20;
-        Buf src = host(size);
-        Buf dst = host(size);
-        byte[] data = fillRandom(src, size);
-        poison(dst, data);
-        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
+        Loaded m = new Loaded(this, c, size);
         long t0 = System.nanoTime();
-        NetRequest s = postSend(c, src.addr, size, sr);
+        NetRequest s = postSend(c, m.src.addr, size, m.sr);
         boolean sent = a.test(s); // kernel buffers may hold all of it; then the send is done (and recycled)
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("isend + test of 4 MiB with no receive posted")
                 .isLessThan(Duration.ofSeconds(1));
-        NetRequest r = postRecv(c, dst.addr, size, rr);
-        drain(c, sent ? new ArrayDeque<>() : new ArrayDeque<>(List.of(s)), new ArrayDeque<>(List.of(r)), dst);
-        verify(dst, data, size);
+        NetRequest r = postRecv(c, m.dst.addr, size, m.rr);
+        drain(c, sent ? new ArrayDeque<>() : new ArrayDeque<>(List.of(s)), new ArrayDeque<>(List.of(r)), m.dst);
+        verify(m.dst, m.data, size);
     }
 
     @Test
@@ -173,15 +146,10 @@ public abstract class SlotConformance extends TckFixture {
         Channel c = connect(a, b);
         int messages = 12;
         int size = 1 << 20;
-        Buf src = host(messages * size);
-        Buf dst = host(messages * size);
-        byte[] data = fillRandom(src, messages * size);
-        poison(dst, data);
-        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
+        Loaded m = new Loaded(this, c, messages * size);
         ArrayDeque<NetRequest> sends = new ArrayDeque<>();
         for (int i = 0; i < messages; i++) {
-            sends.add(postSend(c, src.addr + (long) i * size, size, sr));
+            sends.add(postSend(c, m.src.addr + (long) i * size, size, m.sr));
         }
         // no receive yet: the sockets fill and the sender stops part-way through the window, and through
         // a message; then the receives drain it
@@ -195,29 +163,24 @@ public abstract class SlotConformance extends TckFixture {
         assertThat(sends).as("sends still waiting for their receives").isNotEmpty();
         ArrayDeque<NetRequest> recvs = new ArrayDeque<>();
         for (int i = 0; i < messages; i++) {
-            recvs.add(postRecv(c, dst.addr + (long) i * size, size, rr));
+            recvs.add(postRecv(c, m.dst.addr + (long) i * size, size, m.rr));
         }
-        drain(c, sends, recvs, dst);
-        verify(dst, data, messages * size);
+        drain(c, sends, recvs, m.dst);
+        verify(m.dst, m.data, messages * size);
     }
 
     @Test
     void aReceiveIsNotDoneBeforeItsDataIsSent() {
         Channel c = connect(a, b);
-        Buf src = host(PAGE);
-        Buf dst = host(PAGE);
-        byte[] data = fillRandom(src, PAGE);
-        poison(dst, data);
-        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
-        NetRequest r = postRecv(c, dst.addr, PAGE, rr);
+        Loaded m = new Loaded(this, c, PAGE);
+        NetRequest r = postRecv(c, m.dst.addr, PAGE, m.rr);
         for (int i = 0; i < 50; i++) {
             assertThat(b.test(r)).as("receive tested before anything was sent").isFalse();
             LockSupport.parkNanos(2_000_000);
         }
-        NetRequest s = postSend(c, src.addr, PAGE, sr);
-        drain(c, new ArrayDeque<>(List.of(s)), new ArrayDeque<>(List.of(r)), dst);
-        verify(dst, data, PAGE);
+        NetRequest s = postSend(c, m.src.addr, PAGE, m.sr);
+        drain(c, new ArrayDeque<>(List.of(s)), new ArrayDeque<>(List.of(r)), m.dst);
+        verify(m.dst, m.data, PAGE);
     }
 
     @Test
@@ -231,12 +194,7 @@ public abstract class SlotConformance extends TckFixture {
             offsets[i + 1] = offsets[i] + sizes[i];
         }
         int total = (int) offsets[messages];
-        Buf src = host(total);
-        Buf dst = host(total);
-        byte[] data = fillRandom(src, total);
-        poison(dst, data);
-        MemoryRegistration sr = a.register(c.send(), src.addr, src.capacity, PtrType.HOST);
-        MemoryRegistration rr = b.register(c.recv(), dst.addr, dst.capacity, PtrType.HOST);
+        Loaded m = new Loaded(this, c, total);
         ArrayDeque<NetRequest> sends = new ArrayDeque<>();
         ArrayDeque<NetRequest> recvs = new ArrayDeque<>();
         ArrayDeque<Long> recvDst = new ArrayDeque<>();
@@ -247,13 +205,13 @@ public abstract class SlotConformance extends TckFixture {
         long deadline = System.nanoTime() + deadline().toNanos();
         while (received < messages) {
             while (posted < messages && sends.size() < 12 && recvs.size() < 12) {
-                NetRequest r = b.irecv(c.recv(), dst.addr + offsets[posted], sizes[posted], posted, rr);
+                NetRequest r = b.irecv(c.recv(), m.dst.addr + offsets[posted], sizes[posted], posted, m.rr);
                 if (r == null) {
                     break;
                 }
                 recvs.add(r);
-                recvDst.add(dst.addr + offsets[posted]);
-                sends.add(postSend(c, src.addr + offsets[posted], sizes[posted], sr));
+                recvDst.add(m.dst.addr + offsets[posted]);
+                sends.add(postSend(c, m.src.addr + offsets[posted], sizes[posted], m.sr));
                 posted++;
             }
             if (!sends.isEmpty() && a.test(sends.peek())) {
@@ -262,13 +220,13 @@ public abstract class SlotConformance extends TckFixture {
             }
             if (!recvs.isEmpty() && b.test(recvs.peek())) {
                 NetRequest r = recvs.poll();
-                unpack(u, r, recvDst.poll(), dst.kind);
+                unpack(u, r, recvDst.poll(), m.dst.kind);
                 b.consumed(c.recv(), r);
                 received++;
             }
             checkDeadline(deadline, "window of " + messages + " messages: " + received + " received, " + sent + " sent");
             LockSupport.parkNanos(50_000);
         }
-        verify(dst, data, total);
+        verify(m.dst, m.data, total);
     }
 }
