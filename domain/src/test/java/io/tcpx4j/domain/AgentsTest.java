@@ -54,11 +54,19 @@ class AgentsTest {
 
     @Test
     void connInfoListsAControlPortPerAgentAndAFixedPortCountsUpFromListenPort() throws IOException {
-        int base;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            base = probe.getLocalPort();
+        // three consecutive ports free now; another process may take one before the engine binds, so retry
+        int base = 0;
+        Engine e = null;
+        for (int attempt = 0; e == null; attempt++) {
+            base = threeFreePorts();
+            try {
+                e = engine(EngineConfig.defaults("fixed").withListen("127.0.0.1", base).withAgents(3));
+            } catch (TransferException busy) {
+                if (attempt >= 20 || !String.valueOf(busy.getMessage()).contains("cannot listen")) {
+                    throw busy;
+                }
+            }
         }
-        Engine e = engine(EngineConfig.defaults("fixed").withListen("127.0.0.1", base).withAgents(3));
 
         ConnInfo info = ConnInfo.decode(e.connInfo());
         assertThat(info.ports()).containsExactly(base, base + 1, base + 2);
@@ -192,6 +200,35 @@ class AgentsTest {
             Thread.sleep(2);
         }
         assertThat(count.getAsInt()).isEqualTo(target);
+    }
+
+    /** A port p such that p, p + 1 and p + 2 could all be bound on 127.0.0.1 just now. */
+    private static int threeFreePorts() throws IOException {
+        while (true) {
+            int base;
+            try (ServerSocket probe = new ServerSocket(0)) {
+                base = probe.getLocalPort();
+            }
+            if (base + 2 > 65535) {
+                continue;
+            }
+            try (ServerSocket p0 = bind(base); ServerSocket p1 = bind(base + 1); ServerSocket p2 = bind(base + 2)) {
+                return base;
+            } catch (IOException taken) {
+                // one of them is in use: another base
+            }
+        }
+    }
+
+    private static ServerSocket bind(int port) throws IOException {
+        ServerSocket s = new ServerSocket();
+        try {
+            s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+            return s;
+        } catch (IOException e) {
+            s.close();
+            throw e;
+        }
     }
 
     private static TransferStatus await(Transfer t) {
