@@ -12,7 +12,7 @@ import java.util.function.LongSupplier;
  *
  * <p><b>Not thread-safe.</b>
  */
-final class JitQuiet {
+public final class JitQuiet {
 
     private final LongSupplier totalMillis;
     private long lastTotal = Long.MIN_VALUE;
@@ -24,7 +24,7 @@ final class JitQuiet {
     }
 
     /** The running JVM's compilers (always quiet where it keeps no compilation time). */
-    static JitQuiet ofThisJvm() {
+    public static JitQuiet ofThisJvm() {
         CompilationMXBean bean = ManagementFactory.getCompilationMXBean();
         return new JitQuiet(bean != null && bean.isCompilationTimeMonitoringSupported()
                 ? bean::getTotalCompilationTime : null);
@@ -34,7 +34,7 @@ final class JitQuiet {
      * Whether the compilation total has stayed the same for at least {@code quietNanos} up to
      * {@code nowNanos}; the first call only takes note of it (false).
      */
-    boolean quietFor(long quietNanos, long nowNanos) {
+    public boolean quietFor(long quietNanos, long nowNanos) {
         if (totalMillis == null) {
             return true;
         }

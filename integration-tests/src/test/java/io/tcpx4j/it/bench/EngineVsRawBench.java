@@ -5,6 +5,7 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.cli.JitQuiet;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.IdlePolicy;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -37,7 +38,7 @@ import java.util.concurrent.TimeoutException;
  * Raw: the same 64 MiB over persistent blocking {@code SocketChannel}s, one writer and one reader
  * thread per socket, chunk k on socket k mod S, timed from start to the last byte read. Rounds of
  * the two alternate (raw, engine, raw, engine...), so load on a shared machine hits both alike; the
- * figure is the median after warm-up. Destinations are poisoned before and checked after each round.
+ * figure is the median after warm-up (the given rounds, then on until the JIT is quiet). Destinations are poisoned before and checked after each round.
  *
  * <p>Layouts ({@code -Dbench.layouts}, default {@code 1x2,2x1}): {@code CxS} is C engine channels with S
  * sockets per comm, against a raw copy over C*S sockets. devmem off (the receive lands in place) and
@@ -56,7 +57,8 @@ import java.util.concurrent.TimeoutException;
  *     -Dmdep.outputFile=/tmp/it-cp.txt -Dmdep.includeScope=test
  * java -cp integration-tests/target/test-classes:$(cat /tmp/it-cp.txt) io.tcpx4j.it.bench.EngineVsRawBench [rounds] [warmup]
  * }</pre>
- * Defaults: 11 rounds after 3 warm-up. Results and their reading: docs/PERFORMANCE.md.
+ * Defaults: 11 rounds after at least 3 warm-up, and more until no JIT compilation finished for 1 s (at
+ * most 60 s; {@code -Dbench.jitQuiet=false}: the given warm-up only). Results and their reading: docs/PERFORMANCE.md.
  * Other knobs: {@code -Dbench.ioThreads} (loopback I/O threads per transport, default 2),
  * {@code -Dbench.chunk} (bytes), {@code -Dbench.window} (send window), {@code -Dbench.modes} (off,on),
  * {@code -Dbench.cpu=true} (CPU time and context switches per thread group and round, Linux only), {@code
@@ -81,6 +83,11 @@ public final class EngineVsRawBench {
             System.getProperty("bench.callerDrives", Boolean.toString(LoopbackConfig.callerDrivesByDefault())));
 
     /** {@code -Dbench.idle=adaptive|busy_spin|low_cpu}: the engines' {@link IdlePolicy} (default adaptive). */
+    /** {@code -Dbench.jitQuiet=false}: warm up the given rounds only, not also until the JIT is quiet. */
+    private static final boolean JIT_QUIET = Boolean.parseBoolean(System.getProperty("bench.jitQuiet", "true"));
+    private static final long JIT_QUIET_NANOS = 1_000_000_000L;
+    private static final long WARMUP_CAP_NANOS = 60_000_000_000L;
+
     private static final IdlePolicy IDLE = IdlePolicy.valueOf(
             System.getProperty("bench.idle", "adaptive").toUpperCase(java.util.Locale.ROOT));
 
@@ -93,7 +100,7 @@ public final class EngineVsRawBench {
         int chunk = Integer.getInteger("bench.chunk", EngineConfig.DEFAULT_CHUNK);
         int window = Integer.getInteger("bench.window", 12);
 
-        System.out.printf("64 MiB WRITE, %d rounds after %d warm-up, chunk %d KiB, send window %d, %d loopback"
+        System.out.printf("64 MiB WRITE, %d rounds after >= %d warm-up, chunk %d KiB, send window %d, %d loopback"
                 + " I/O threads per transport, %d CPUs%n", rounds, warmup, chunk >> 10, window, ioThreads,
                 Runtime.getRuntime().availableProcessors());
         System.out.printf("%-7s %-7s %10s %10s %7s%n", "layout", "devmem", "raw GB/s", "engine", "ratio");
@@ -133,8 +140,9 @@ public final class EngineVsRawBench {
             Session session = a.engine.session(b.name());
             ThreadCpu rawCpu = new ThreadCpu();
             ThreadCpu engineCpu = new ThreadCpu();
-            for (int i = -warmup; i < rounds; i++) {
-                boolean measured = i >= 0 && CPU;
+            warmUp(copy, session, src, dst, warmup);
+            for (int i = 0; i < rounds; i++) {
+                boolean measured = CPU;
                 if (measured) {
                     rawCpu.start();
                 }
@@ -147,16 +155,40 @@ public final class EngineVsRawBench {
                 if (measured) {
                     engineCpu.stop();
                 }
-                if (i >= 0) {
-                    raw[i] = r;
-                    engine[i] = e;
-                }
+                raw[i] = r;
+                engine[i] = e;
             }
             if (CPU) {
                 cpuReport = "    raw rounds:\n" + rawCpu.report(rounds) + "    engine rounds:\n" + engineCpu.report(rounds);
             }
         }
         return new double[][] {raw, engine};
+    }
+
+    /**
+     * At least {@code rounds} pairs of rounds, then more until no JIT compilation finished for
+     * {@link #JIT_QUIET_NANOS} (unless {@code -Dbench.jitQuiet=false}), for at most {@link #WARMUP_CAP_NANOS}.
+     * The engine's per-chunk code reaches C2 only after tens of rounds; on 2 CPUs the compiler thread
+     * meanwhile takes one of them, which slows the engine's rounds more than the raw copy's (whose work
+     * is in the kernel).
+     */
+    private static void warmUp(RawCopy copy, Session session, long src, long dst, int rounds) throws Exception {
+        JitQuiet jit = JitQuiet.ofThisJvm();
+        long start = System.nanoTime();
+        int done = 0;
+        boolean quiet = !JIT_QUIET;
+        while (true) {
+            long now = System.nanoTime();
+            quiet = quiet || jit.quietFor(JIT_QUIET_NANOS, now);
+            if (done >= rounds && (quiet || now - start > WARMUP_CAP_NANOS)) {
+                break;
+            }
+            copy.round(src, dst);
+            engineRound(session, src, dst);
+            done++;
+        }
+        System.out.printf("    warm-up: %d rounds of each in %.1f s%s%n", done, (System.nanoTime() - start) / 1e9,
+                JIT_QUIET ? (quiet ? ", JIT quiet" : ", JIT still compiling at the cap") : "");
     }
 
     private static EngineConfig config(String name, int channels, int chunk, int window) {
