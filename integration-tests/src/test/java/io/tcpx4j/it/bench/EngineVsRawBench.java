@@ -173,6 +173,8 @@ public final class EngineVsRawBench {
      * is in the kernel).
      */
     private static void warmUp(RawCopy copy, Session session, long src, long dst, int rounds) throws Exception {
+        System.out.print("    warm-up: ");
+        System.out.flush();
         JitQuiet jit = JitQuiet.ofThisJvm();
         long start = System.nanoTime();
         int done = 0;
@@ -187,7 +189,7 @@ public final class EngineVsRawBench {
             engineRound(session, src, dst);
             done++;
         }
-        System.out.printf("    warm-up: %d rounds of each in %.1f s%s%n", done, (System.nanoTime() - start) / 1e9,
+        System.out.printf("%d rounds of each in %.1f s%s%n", done, (System.nanoTime() - start) / 1e9,
                 JIT_QUIET ? (quiet ? ", JIT quiet" : ", JIT still compiling at the cap") : "");
     }
 
