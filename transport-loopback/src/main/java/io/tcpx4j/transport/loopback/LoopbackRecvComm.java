@@ -84,10 +84,7 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
         }
     }
 
-    /**
-     * One socket. The read that ends a message's stripe also takes the next message's header when that
-     * receive is posted (one system call per chunk rather than two). <b>Confined to the loop thread.</b>
-     */
+    /** One socket. <b>Confined to the loop thread.</b> */
     private static final class RecvStream extends Stream {
         private static final int IDLE = 0;
         private static final int HEADER = 1;
@@ -97,10 +94,6 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
 
         private final ByteBuffer header = ByteBuffer.allocateDirect(8);
         private final ByteBuffer[] views = new ByteBuffer[BATCH];
-        /** What a read fills: the mapped views, and after the stripe's last one the next header. */
-        private final ByteBuffer[] reads = new ByteBuffer[BATCH + 1];
-        /** The header holds the start of the next message's header, read with this one's last bytes. */
-        private boolean headerAhead;
         private int phase = IDLE;
         private LoopbackRequest req;
         private long nextOffset;
@@ -140,14 +133,12 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
                         return;
                     }
                     req = comm.request(cursor);
-                    if (!headerAhead) {
-                        header.clear();
-                    }
-                    headerAhead = false;
+                    header.clear();
                     phase = HEADER;
                 }
                 if (phase == HEADER) {
-                    if (header.hasRemaining() && read(header) < 0) {
+                    int n = read(header);
+                    if (n < 0) {
                         return;
                     }
                     if (header.hasRemaining()) {
@@ -171,7 +162,7 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
                 }
                 long n;
                 try {
-                    n = channel.read(reads, first, count - first + (headerAhead ? 1 : 0));
+                    n = channel.read(views, first, count - first);
                 } catch (IOException e) {
                     comm.fail(TransferException.Code.REMOTE_DISCONNECT, "connection to the sender broke: " + e, e);
                     return;
@@ -180,7 +171,7 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
                     eof();
                     return;
                 }
-                while (first < count && !reads[first].hasRemaining()) {
+                while (first < count && !views[first].hasRemaining()) {
                     first++;
                 }
                 if (n == 0) {
@@ -213,21 +204,8 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
             return true;
         }
 
-        /**
-         * Points the views at the next part of the stripe: one view in place, up to BATCH bounce pages; when
-         * that part ends the stripe and the next receive is posted, the next header follows them.
-         */
+        /** Points the views at the next part of the stripe: one view in place, up to BATCH bounce pages. */
         private void mapBatch() {
-            mapViews();
-            System.arraycopy(views, 0, reads, 0, count);
-            headerAhead = nextOffset >= stripeEnd && cursor + 1 < comm.posted;
-            if (headerAhead) {
-                header.clear();
-                reads[count] = header;
-            }
-        }
-
-        private void mapViews() {
             first = 0;
             count = 0;
             LoopbackRequest r = req;
