@@ -38,7 +38,8 @@ import java.util.concurrent.TimeoutException;
  * Raw: the same 64 MiB over persistent blocking {@code SocketChannel}s, one writer and one reader
  * thread per socket, chunk k on socket k mod S, timed from start to the last byte read. Rounds of
  * the two alternate (raw, engine, raw, engine...), so load on a shared machine hits both alike; the
- * figure is the median after warm-up (the given rounds, then on until the JIT is quiet). Destinations are poisoned before and checked after each round.
+ * figure is the median after warm-up (the given rounds, then on until the JIT is quiet). Destinations
+ * are poisoned before and checked after each round.
  *
  * <p>Layouts ({@code -Dbench.layouts}, default {@code 1x2,2x1}): {@code CxS} is C engine channels with S
  * sockets per comm, against a raw copy over C*S sockets. devmem off (the receive lands in place) and
@@ -58,7 +59,8 @@ import java.util.concurrent.TimeoutException;
  * java -cp integration-tests/target/test-classes:$(cat /tmp/it-cp.txt) io.tcpx4j.it.bench.EngineVsRawBench [rounds] [warmup]
  * }</pre>
  * Defaults: 11 rounds after at least 3 warm-up, and more until no JIT compilation finished for 1 s (at
- * most 60 s; {@code -Dbench.jitQuiet=false}: the given warm-up only). Results and their reading: docs/PERFORMANCE.md.
+ * most 60 s; {@code -Dbench.jitQuiet=false}: the given warm-up only). Results and their reading:
+ * docs/PERFORMANCE.md.
  * Other knobs: {@code -Dbench.ioThreads} (loopback I/O threads per transport, default 2),
  * {@code -Dbench.chunk} (bytes), {@code -Dbench.window} (send window), {@code -Dbench.modes} (off,on),
  * {@code -Dbench.cpu=true} (CPU time and context switches per thread group and round, Linux only), {@code
@@ -82,12 +84,12 @@ public final class EngineVsRawBench {
     private static final boolean CALLER_DRIVES = Boolean.parseBoolean(
             System.getProperty("bench.callerDrives", Boolean.toString(LoopbackConfig.callerDrivesByDefault())));
 
-    /** {@code -Dbench.idle=adaptive|busy_spin|low_cpu}: the engines' {@link IdlePolicy} (default adaptive). */
     /** {@code -Dbench.jitQuiet=false}: warm up the given rounds only, not also until the JIT is quiet. */
     private static final boolean JIT_QUIET = Boolean.parseBoolean(System.getProperty("bench.jitQuiet", "true"));
     private static final long JIT_QUIET_NANOS = 1_000_000_000L;
     private static final long WARMUP_CAP_NANOS = 60_000_000_000L;
 
+    /** {@code -Dbench.idle=adaptive|busy_spin|low_cpu}: the engines' {@link IdlePolicy} (default adaptive). */
     private static final IdlePolicy IDLE = IdlePolicy.valueOf(
             System.getProperty("bench.idle", "adaptive").toUpperCase(java.util.Locale.ROOT));
 
@@ -178,10 +180,10 @@ public final class EngineVsRawBench {
         JitQuiet jit = JitQuiet.ofThisJvm();
         long start = System.nanoTime();
         int done = 0;
-        boolean quiet = !JIT_QUIET;
+        boolean quiet;
         while (true) {
             long now = System.nanoTime();
-            quiet = quiet || jit.quietFor(JIT_QUIET_NANOS, now);
+            quiet = !JIT_QUIET || jit.quietFor(JIT_QUIET_NANOS, now);
             if (done >= rounds && (quiet || now - start > WARMUP_CAP_NANOS)) {
                 break;
             }
