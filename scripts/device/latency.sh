@@ -14,6 +14,13 @@
 #            256 KiB x 16, 1 MiB; WRITE and READ, DRAM, one JVM, the bench's raw column) per variant, per
 #            --layout in LAYOUTS (default "adjacent reversed") and per --coalesce-limit in LIMITS (default
 #            "0 32K"; 0 sends every descriptor on chunks of its own)
+#     busy   a busy host: for each N in BUSY_LOOPS (default "0 2 4"), N busy loops pinned to CPUs 0,1 and
+#            every variant's bench pinned there too: 4 KiB and 64 KiB rows (BUSY_ITERS, default 1000) in
+#            one JVM and between two processes, the KV row 16 KiB x 256 with its raw column, and
+#            tcp_pingpong.py (4 KiB, the blocking-socket baseline) under the same loops
+#     quota  a CPU quota: every variant's bench in a fresh cgroup v2 with cpu.max "200000 100000" (two CPUs'
+#            worth) beside one busy loop in the same cgroup; per row avg, P99 and the longest transfer,
+#            and the cgroup's throttling counters
 set -u
 cd "$(dirname "$0")"
 J=$PWD/jre/bin/java
@@ -77,5 +84,49 @@ kv)
       done
     done; done
   done; done; done ;;
+busy)
+  for n in ${BUSY_LOOPS:-0 2 4}; do
+    loops=""
+    for i in $(seq 1 "$n"); do taskset -c 0,1 sh -c 'while :; do :; done' & loops="$loops $!"; done
+    for v in $variants; do
+      log "busy loops $n, $v, one JVM"
+      taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 4K,4K,64K \
+          --iterations "${BUSY_ITERS:-1000}" --warmup 200 2>&1 | tail -4 | head -3
+      taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 16K --batch-sizes 256 \
+          --iterations 100 --warmup 20 2>&1 | tail -2 | head -1
+      log "busy loops $n, $v, two processes"
+      port=$((7200 + RANDOM % 500))
+      taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
+      sp=$!
+      sleep 2
+      taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
+          --block-sizes 4K,4K,64K --iterations "${BUSY_ITERS:-1000}" --warmup 200 2>&1 | tail -4 | head -3
+      kill $sp; wait $sp 2>/dev/null
+    done
+    log "busy loops $n, blocking ping-pong"
+    taskset -c 0,1 python3 tcp_pingpong.py 4096 5000
+    kill $loops 2>/dev/null; wait $loops 2>/dev/null
+  done ;;
+quota)
+  cg=/sys/fs/cgroup/tcpx4j-quota-$$
+  echo +cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+  mkdir "$cg" && echo "200000 100000" > "$cg/cpu.max"
+  for v in $variants; do
+    log "quota 2 CPUs + 1 busy loop in the cgroup, $v"
+    before=$(cat "$cg/cpu.stat" | tr '\n' ' ')
+    sh -c "echo \$\$ > $cg/cgroup.procs; exec sh -c 'while :; do :; done'" & busy=$!
+    sh -c "echo \$\$ > $cg/cgroup.procs; exec $J -cp '$(cp_of $v)' io.tcpx4j.cli.Main bench --block-sizes 4K,64K,1M \
+        --iterations ${BUSY_ITERS:-1000} --warmup 200 --json" > quota.json 2> quota.err
+    kill $busy; wait $busy 2>/dev/null
+    python3 -c 'import json,sys
+d=json.load(open("quota.json"))
+for r in d["rows"]:
+    print("%8d B  avg %9.1f us  p99 %9.1f us  max %s us  raw %s us" % (r["blockSize"], r["avgLatencyUs"], r["p99LatencyUs"],
+          "%.1f" % r["maxLatencyUs"] if "maxLatencyUs" in r else "-", "%.1f" % r["rawAvgLatencyUs"] if "rawAvgLatencyUs" in r else "-"))' \
+        || tail -5 quota.err
+    echo "cpu.stat before: $before"
+    echo "cpu.stat after:  $(cat "$cg/cpu.stat" | tr '\n' ' ')"
+  done
+  rmdir "$cg" ;;
 *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac; done

@@ -60,7 +60,7 @@ void tcpx4j_nixl_free(void *p) {
 /* Must match io.tcpx4j.nixl.NixlBackendConfig.ADVERTISED. */
 static const tcpx4j_param advertised[] = {
     {"transport", "loopback"}, {"cuda", "auto"},         {"listen_host", "127.0.0.1"},
-    {"listen_port", "0"},      {"progress", "inline"},   {"advertise_host", ""},
+    {"listen_port", "0"},      {"progress", "thread"},   {"advertise_host", ""},
     {"channels", ""},          {"chunk_size", ""},       {"inline_limit", ""},
     {"coalesce_limit", ""},    {"device_coalesce_limit", ""}, {"cost_network_gbps", ""},
     {"cost_local_gbps", ""},   {"cost_latency_us", ""},         {"agents", ""},

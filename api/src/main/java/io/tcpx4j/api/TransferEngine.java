@@ -55,36 +55,30 @@ public interface TransferEngine extends AutoCloseable {
     List<Notification> drainNotifications();
 
     /**
-     * Lends the calling thread to the engine: runs its progress work (protocol steps, transport polls,
-     * and the socket work of a transport with threads of its own, such as the loopback transport) for a
-     * short while if no other thread is doing so right now, and returns the amount of work done (0:
-     * nothing to do, or busy elsewhere). Never blocks. For hosts that poll for completion in a loop, so
-     * their own thread moves the bytes even when the engine's threads get little CPU; those stand aside
-     * while calls keep coming (for about a millisecond after each) and serve again when they stop. The
-     * default does nothing.
+     * Where the application's threads drive the engine (its progress setting is {@code CALLER}): runs one
+     * step of its progress work (protocol steps, transport polls) on the calling thread, unless another
+     * thread does so right now, and returns the amount of work done (0: nothing to do). Where the engine
+     * has threads of its own (the default) it does nothing and returns 0. Never blocks. For hosts that
+     * poll in a loop anyway (NIXL's {@code checkXfer}). The default does nothing.
      */
     default int progress() {
         return 0;
     }
 
     /**
-     * Runs {@link #progress()} on the calling thread until {@code transfer} ends or {@code timeout}
-     * passes, and returns its status ({@code IN_PROGRESS} if the time ran out): {@link Transfer#await}
-     * with this thread moving the bytes instead of the engine's, as a host that polls for completion
-     * does. Spins between calls that found nothing to do: one core busy while it waits. Never throws
-     * for a failed transfer: look at {@link Transfer#error()}.
+     * Waits until {@code transfer} ends or {@code timeout} passes and returns its status
+     * ({@code IN_PROGRESS} if the time ran out): {@link Transfer#await} without the checked interrupt (an
+     * interrupt ends the wait and stays set on the thread). Where the application's threads drive the
+     * engine, this thread drives it meanwhile, spinning briefly between steps and then blocking until the
+     * kernel reports an event. Never throws for a failed transfer: look at {@link Transfer#error()}.
      */
     default TransferStatus driveUntilEnded(Transfer transfer, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        for (int i = 1; transfer.status() == TransferStatus.IN_PROGRESS; i++) {
-            if (progress() == 0) {
-                Thread.onSpinWait();
-            }
-            if ((i & 1023) == 0 && System.nanoTime() - deadline > 0) {
-                break;
-            }
+        try {
+            return transfer.await(timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return transfer.status();
         }
-        return transfer.status();
     }
 
     /** Fails in-flight transfers with CANCELED, closes connections and frees transport resources. */

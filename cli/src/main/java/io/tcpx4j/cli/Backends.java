@@ -101,9 +101,9 @@ final class Backends {
 
     /**
      * The loopback transport's settings here: host receives land in place as on TCPX (receives into GPU
-     * memory always go through bounce pages), one socket per comm where callers drive the sockets.
+     * memory always go through bounce pages).
      */
     static LoopbackConfig loopbackConfig(String bindHost) {
-        return LoopbackConfig.defaults().withDevmem(false).withBindHost(bindHost).withCallerDefaults();
+        return LoopbackConfig.defaults().withDevmem(false).withBindHost(bindHost);
     }
 }

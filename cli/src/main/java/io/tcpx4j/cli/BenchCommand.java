@@ -3,6 +3,7 @@ package io.tcpx4j.cli;
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.Progress.Driver;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -105,16 +106,13 @@ final class BenchCommand implements Callable<Integer> {
                     + " blocks that are not adjacent). Default: ${DEFAULT-VALUE}.")
     Layout layout;
 
-    /** Who drives the initiator engine while a transfer is awaited. */
-    enum ProgressMode { CALLER, THREAD }
-
-    @Option(names = "--progress", paramLabel = "caller|thread", defaultValue = "caller",
+    @Option(names = "--progress", paramLabel = "thread|caller", defaultValue = "thread",
             converter = Choices.Progress.class,
-            description = "Initiator: caller (the bench thread runs the engine's progress work while it waits for"
-                    + " each transfer, as NIXL hosts do through checkXfer) or thread (it blocks and the engine's"
-                    + " own thread does the work, as a Java application that does not poll). Default:"
+            description = "Who drives the initiator's engine: thread (its own thread; the bench thread blocks until"
+                    + " each transfer ends) or caller (the bench thread drives it while it waits, as a NIXL host"
+                    + " that polls checkXfer). Targets are always driven by their own thread. Default:"
                     + " ${DEFAULT-VALUE}.")
-    ProgressMode progressMode;
+    Driver progressMode;
 
     @Option(names = "--role", paramLabel = "initiator|target",
             description = "Two-host mode: this side's role. Without it both engines run in this JVM.")
@@ -280,7 +278,7 @@ final class BenchCommand implements Callable<Integer> {
         return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
                 iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, warmupSeconds, checkConsistency,
                 engine.channels, (int) engine.chunkSize, engine.bind,
-                progressMode == ProgressMode.CALLER, layout == Layout.REVERSED);
+                progressMode == Driver.CALLER, layout == Layout.REVERSED);
     }
 
     private String flagProblem() {
@@ -325,7 +323,7 @@ final class BenchCommand implements Callable<Integer> {
     private List<BenchRow> runEmbedded(BenchSettings s, Progress progress) throws InterruptedException {
         String bind = s.bindHost() != null ? s.bindHost() : "127.0.0.1";
         try (Node target = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
-             Node initiator = Node.start(engine.engineConfig("bench-initiator", bind), engine.spec(bind));
+             Node initiator = Node.start(engine.engineConfig("bench-initiator", bind, progressMode), engine.spec(bind));
              TargetHandle handle = new TargetHandle.Local(target, s.bufferBytes())) {
             return run(s, initiator, handle, progress);
         }
@@ -335,7 +333,7 @@ final class BenchCommand implements Callable<Integer> {
         try (OobChannel channel = OobChannel.connect(peer, Duration.ofSeconds(peerWait), io.err())) {
             String bind = s.bindHost() != null ? s.bindHost() : channel.localAddress().getHostAddress();
             String name = "bench-initiator-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
-            try (Node initiator = Node.start(engine.engineConfig(name, bind), engine.spec(bind));
+            try (Node initiator = Node.start(engine.engineConfig(name, bind, progressMode), engine.spec(bind));
                  TargetHandle handle = OobClient.open(channel, name, initiator.engine().connInfo(), s.bufferBytes(),
                          s.memory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label(),
                          oob.timeout, oob.pingInterval(), io.err())) {

@@ -268,7 +268,7 @@ final class BenchRunner {
         double seconds = elapsed / 1e9;
         return new BenchRow(block, batch, iterations, bytes, seconds, bytes / seconds / 1e9,
                 latency.getMean() / 1e3, latency.getValueAtPercentile(99) / 1e3,
-                prep / 1e3 / iterations, post / 1e3 / iterations, mismatches);
+                prep / 1e3 / iterations, post / 1e3 / iterations, mismatches).withMax(latency.getMaxValue() / 1e3);
     }
 
     private BenchRow withBaseline(BenchRow r) {
@@ -304,10 +304,12 @@ final class BenchRunner {
         long t1 = System.nanoTime();
         Transfer x = write ? session.write(l, r, notification) : session.read(l, r, notification);
         long t2 = System.nanoTime();
-        // caller progress: the engine's protocol and transport work runs on this thread, without a
-        // hand-off to the engine's thread and back (which stands aside while the calls keep coming)
-        TransferStatus status = settings.callerProgress()
-                ? initiator.engine().driveUntilEnded(x, TRANSFER_TIMEOUT) : x.await(TRANSFER_TIMEOUT);
+        // a caller-driven engine runs its progress work on this thread meanwhile; otherwise this blocks
+        TransferStatus status = initiator.engine().driveUntilEnded(x, TRANSFER_TIMEOUT);
+        if (status == TransferStatus.IN_PROGRESS && Thread.interrupted()) {
+            x.release();
+            throw new InterruptedException();
+        }
         long t3 = System.nanoTime();
         if (status != TransferStatus.DONE) {
             if (status == TransferStatus.IN_PROGRESS) {

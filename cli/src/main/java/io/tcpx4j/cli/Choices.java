@@ -1,6 +1,5 @@
 package io.tcpx4j.cli;
 
-import io.tcpx4j.domain.IdlePolicy;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
@@ -28,17 +27,10 @@ final class Choices {
         }
     }
 
-    static final class Progress implements ITypeConverter<BenchCommand.ProgressMode> {
+    static final class Progress implements ITypeConverter<io.tcpx4j.domain.Progress.Driver> {
         @Override
-        public BenchCommand.ProgressMode convert(String value) {
-            return of(BenchCommand.ProgressMode.class, value, "caller or thread");
-        }
-    }
-
-    static final class Idle implements ITypeConverter<IdlePolicy> {
-        @Override
-        public IdlePolicy convert(String value) {
-            return of(IdlePolicy.class, value, "adaptive, busy_spin or low_cpu");
+        public io.tcpx4j.domain.Progress.Driver convert(String value) {
+            return of(io.tcpx4j.domain.Progress.Driver.class, value, "thread or caller");
         }
     }
 }

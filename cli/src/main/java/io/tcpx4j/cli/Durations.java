@@ -57,4 +57,53 @@ final class Durations {
             }
         }
     }
+
+    /**
+     * A spin time: {@code 0}, or a number with {@code ns}, {@code us}, {@code ms} or {@code s}; 0 .. 1 s (the
+     * engine's range, {@link io.tcpx4j.domain.Progress}).
+     */
+    static Duration parseSpin(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        long factorNanos;
+        String number;
+        if (t.endsWith("ns")) {
+            factorNanos = 1;
+            number = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("us")) {
+            factorNanos = 1_000;
+            number = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("ms")) {
+            factorNanos = 1_000_000;
+            number = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("s")) {
+            factorNanos = 1_000_000_000;
+            number = t.substring(0, t.length() - 1);
+        } else if (t.equals("0")) {
+            return Duration.ZERO;
+        } else {
+            throw new IllegalArgumentException("'" + text + "' is not a spin time like 0, 50us, 1ms");
+        }
+        long n;
+        try {
+            n = Long.parseLong(number.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("'" + text + "' is not a spin time like 0, 50us, 1ms");
+        }
+        if (n < 0 || n > 1_000_000_000L / factorNanos) {
+            throw new IllegalArgumentException("'" + text + "' must be 0..1s");
+        }
+        return Duration.ofNanos(n * factorNanos);
+    }
+
+    /** picocli converter for spin times. */
+    static final class SpinConverter implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            try {
+                return parseSpin(value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
+    }
 }

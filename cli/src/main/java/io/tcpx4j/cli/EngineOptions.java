@@ -3,7 +3,7 @@ package io.tcpx4j.cli;
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.IdlePolicy;
+import io.tcpx4j.domain.Progress;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -52,11 +52,11 @@ final class EngineOptions {
                     + " into spreads them over several. Default: ${DEFAULT-VALUE}.")
     int agents;
 
-    @Option(names = "--idle", paramLabel = "adaptive|busy_spin|low_cpu", defaultValue = "adaptive",
-            converter = Choices.Idle.class,
-            description = "How each engine's progress thread waits: adaptive (polls while data moves, blocks when"
-                    + " idle), busy_spin (one full core per engine, lowest latency) or low_cpu. Default: ${DEFAULT-VALUE}.")
-    IdlePolicy idle;
+    @Option(names = "--spin", paramLabel = "TIME", defaultValue = "50us", converter = Durations.SpinConverter.class,
+            description = "How long an engine's progress driver spins after finding nothing to do before it blocks"
+                    + " until the kernel reports an event (or, while a TCPX request is out, polls in short parks):"
+                    + " 0 blocks at once; at most 1s; e.g. 20us, 1ms. Default: ${DEFAULT-VALUE}.")
+    Duration spin;
 
     @Option(names = "--bind", paramLabel = "HOST",
             description = "Interface of this engine's listeners (loopback transport). Default: 127.0.0.1 embedded;"
@@ -94,13 +94,18 @@ final class EngineOptions {
         return null;
     }
 
-    /** The engine configuration for a named engine listening on {@code bindHost}. */
+    /** The engine configuration for a named engine listening on {@code bindHost}, driven by its own threads. */
     EngineConfig engineConfig(String name, String bindHost) {
+        return engineConfig(name, bindHost, Progress.Driver.THREAD);
+    }
+
+    /** The engine configuration for a named engine listening on {@code bindHost}, driven by {@code driver}. */
+    EngineConfig engineConfig(String name, String bindHost, Progress.Driver driver) {
         return EngineConfig.defaults(name)
                 .withListen(bindHost, 0)
                 .withChannels(channels)
                 .withChunkSize((int) chunkSize)
-                .withIdle(idle)
+                .withProgress(new Progress(driver, spin))
                 .withInlineLimit((int) inlineLimit)
                 .withCoalesceLimit((int) coalesceLimit)
                 .withDeviceCoalesceLimit((int) deviceCoalesceLimit)

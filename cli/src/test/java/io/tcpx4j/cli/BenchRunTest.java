@@ -147,6 +147,8 @@ class BenchRunTest {
             assertThat(row.get("iterations").asInt()).isEqualTo(3);
             assertThat(row.get("bytes").asLong()).isEqualTo(3 * row.get("blockSize").asLong() * row.get("batchSize").asLong());
             assertThat(row.get("p99LatencyUs").asDouble()).isGreaterThanOrEqualTo(row.get("avgLatencyUs").asDouble() * 0.5);
+            assertThat(row.get("maxLatencyUs").asDouble()).isGreaterThanOrEqualTo(row.get("avgLatencyUs").asDouble())
+                    .isGreaterThanOrEqualTo(row.get("p99LatencyUs").asDouble() * 0.99);
             assertThat(row.get("mismatches").asLong()).isZero();
         }
     }

@@ -1,13 +1,14 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.domain.IdlePolicy;
+import io.tcpx4j.domain.Progress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -81,12 +82,13 @@ class CliParsingTest {
     }
 
     @Test
-    void idleSelectsTheEnginesIdlePolicy() {
-        assertThat(engineOptions().engineConfig("e", "127.0.0.1").idle()).isEqualTo(IdlePolicy.ADAPTIVE);
-        assertThat(engineOptions("--idle", "busy-spin").engineConfig("e", "127.0.0.1").idle())
-                .isEqualTo(IdlePolicy.BUSY_SPIN);
-        assertThat(engineOptions("--idle", "LOW_CPU").engineConfig("e", "127.0.0.1").idle())
-                .isEqualTo(IdlePolicy.LOW_CPU);
+    void spinSetsHowLongTheEnginesDriversSpinBeforeTheyBlock() {
+        assertThat(engineOptions().engineConfig("e", "127.0.0.1").progress()).isEqualTo(Progress.defaults());
+        assertThat(engineOptions("--spin", "0").engineConfig("e", "127.0.0.1").progress().spin()).isZero();
+        assertThat(engineOptions("--spin", "20us").engineConfig("e", "127.0.0.1").progress().spin())
+                .isEqualTo(Duration.ofNanos(20_000));
+        assertThat(engineOptions("--spin", "1ms").engineConfig("e", "127.0.0.1", Progress.Driver.CALLER).progress())
+                .isEqualTo(new Progress(Progress.Driver.CALLER, Duration.ofMillis(1)));
     }
 
     @Test
@@ -96,7 +98,7 @@ class CliParsingTest {
         assertThat(engineOptions("--inline-limit", "1M").engineConfig("e", "127.0.0.1").inlineLimit()).isEqualTo(1 << 20);
         assertThat(bench("--progress", "thread").callerProgress()).isFalse();
         assertThat(bench("--progress", "CALLER").callerProgress()).isTrue();
-        assertThat(bench().callerProgress()).as("default").isTrue();
+        assertThat(bench().callerProgress()).as("default: the engine's own thread").isFalse();
     }
 
     @Test
@@ -152,6 +154,9 @@ class CliParsingTest {
         "bench --inline-limit 2M",
         "bench --inline-limit -1",
         "bench --progress sometimes",
+        "bench --spin 2s",
+        "bench --spin -1us",
+        "bench --spin fast",
         "bench --layout sideways",
         "bench --coalesce-limit 5M",
         "bench --coalesce-limit -1",

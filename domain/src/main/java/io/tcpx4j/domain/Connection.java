@@ -26,6 +26,8 @@ import java.util.function.Supplier;
 final class Connection {
 
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
+    /** Refused connections are the peer's doing: rate-limited, so that a hostile peer cannot flood the log. */
+    private static final RateLimitedLog REFUSALS = new RateLimitedLog(LOG);
 
     /** Dialer: CONNECTING, HELLO_SENT, PROOF_SENT. Acceptor: AWAIT_HELLO, AWAIT_PROOF. */
     enum State { CONNECTING, HELLO_SENT, PROOF_SENT, AWAIT_HELLO, AWAIT_PROOF, ESTABLISHED, CLOSED }
@@ -100,14 +102,16 @@ final class Connection {
     }
 
     /**
-     * Whether only an event the agent can block on (a control frame, the socket connecting, a command)
-     * can move this connection on: no request on the transport, nothing to post, no frame to flush.
+     * Whether only an event a driver can block on (a control frame, the socket connecting, a command, and
+     * with {@code transportSignals} a transport completion or a data channel coming up) can move this
+     * connection on: no frame to flush and, without {@code transportSignals}, nothing on the transport or
+     * waiting to be posted.
      */
-    boolean quiet() {
+    boolean quiet(boolean transportSignals) {
         return switch (state) {
             case CLOSED, CONNECTING -> true;
             case AWAIT_HELLO, AWAIT_PROOF, HELLO_SENT, PROOF_SENT -> control.settled();
-            case ESTABLISHED -> control.settled() && data.isReady() && data.quiet();
+            case ESTABLISHED -> control.settled() && (transportSignals || data.isReady() && data.quiet());
         };
     }
 
@@ -279,7 +283,8 @@ final class Connection {
 
     private void refuse(Handshake.Refusal refusal) {
         if (refusal.status() != Handshake.REJECT_DUPLICATE) {
-            LOG.log(System.Logger.Level.WARNING, "refusing connection from {0}: {1}", control.remoteAddress(), refusal.why());
+            REFUSALS.log(System.Logger.Level.WARNING, "refusing connection from {0}: {1}", control.remoteAddress(),
+                    refusal.why());
         }
         writer.reject(refusal.status(), refusal.why());
         control.flushQuietly();

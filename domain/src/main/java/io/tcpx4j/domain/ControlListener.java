@@ -40,8 +40,11 @@ final class ControlListener {
         this.port = port;
     }
 
-    /** Binds {@code config}'s listen host on {@code port} (0: any free port) and lets {@code readiness} watch it. */
-    static ControlListener bind(EngineConfig config, int port, Readiness readiness) {
+    /**
+     * Binds {@code config}'s listen host on {@code port} (0: any free port) and lets {@code readiness} watch
+     * it, running {@code onAcceptable} when a wait ends with a connection to accept.
+     */
+    static ControlListener bind(EngineConfig config, int port, Readiness readiness, Runnable onAcceptable) {
         try {
             InetAddress listen = InetAddress.getByName(config.listenHost());
             String advertise = config.advertiseHost() != null ? config.advertiseHost() : config.listenHost();
@@ -55,7 +58,7 @@ final class ControlListener {
                 s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
                 s.bind(new InetSocketAddress(listen, port));
                 s.configureBlocking(false);
-                readiness.watch(s, SelectionKey.OP_ACCEPT);
+                readiness.watch(s, SelectionKey.OP_ACCEPT, onAcceptable);
                 pending = Readiness.openSelector();
                 s.register(pending, SelectionKey.OP_ACCEPT);
                 return new ControlListener(s, pending, advertise, ((InetSocketAddress) s.getLocalAddress()).getPort());

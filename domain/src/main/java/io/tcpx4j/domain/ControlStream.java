@@ -41,7 +41,7 @@ final class ControlStream {
     private final ByteChannel channel;
     private final FrameReader reader = new FrameReader();
     private SelectionKey key;
-    /** The control poll found the socket readable since {@link #readDue} last asked. */
+    /** The control poll, or a driver's wait, found the socket ready since {@link #readDue} last asked. */
     private boolean readable;
     /** When {@link #readDue} last said yes. */
     private long lastRead;
@@ -101,7 +101,8 @@ final class ControlStream {
 
     /** Lets an idle agent wake when this stream can connect or has data to read. */
     void watch(Readiness readiness) {
-        key = readiness.watch(sock, sock.isConnectionPending() ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ);
+        key = readiness.watch(sock, sock.isConnectionPending() ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ,
+                () -> readable = true);
     }
 
     /** Lets {@code poll} tell this stream when its socket has bytes to read. */
@@ -110,15 +111,15 @@ final class ControlStream {
     }
 
     /**
-     * Whether to read the control socket now. {@code polled}: as the {@link ControlPoll} says: it found
-     * bytes since the last call, or the last read stopped at its budget (the selector reports a socket
-     * for as long as it holds bytes, and a read that ended on no bytes left none in the TLS session
-     * either). Otherwise at most every {@link #READ_INTERVAL_NANOS} while chunks are in flight, and on
-     * every call while {@code waiting} for a frame: one read is the cheapest poll of one socket and
-     * delivers its bytes in the same call.
+     * Whether to read the control socket now: when a driver's wait or the {@link ControlPoll} found it
+     * ready since the last call. Otherwise, {@code polled}: as the poll says (the last read stopped at its
+     * budget: the selector reports a socket for as long as it holds bytes, and a read that ended on no
+     * bytes left none in the TLS session either); without a poll, at most every
+     * {@link #READ_INTERVAL_NANOS} while chunks are in flight, and on every call while {@code waiting} for a
+     * frame: one read is the cheapest poll of one socket and delivers its bytes in the same call.
      */
     boolean readDue(long now, boolean polled, boolean waiting) {
-        boolean due = polled ? readable || readAgain : waiting || now - lastRead >= READ_INTERVAL_NANOS;
+        boolean due = readable || (polled ? readAgain : waiting || now - lastRead >= READ_INTERVAL_NANOS);
         readable = false;
         if (due) {
             lastRead = now;

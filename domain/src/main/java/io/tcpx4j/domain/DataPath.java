@@ -49,6 +49,8 @@ import java.util.function.Consumer;
 final class DataPath implements ChunkPipeline.Completions {
 
     private static final System.Logger LOG = System.getLogger(DataPath.class.getName());
+    /** Refusals are the peer's doing: rate-limited, so that a hostile peer cannot flood the log. */
+    private static final RateLimitedLog REFUSALS = new RateLimitedLog(LOG);
 
     private final String engineName;
     private final String peerName;
@@ -170,7 +172,7 @@ final class DataPath implements ChunkPipeline.Completions {
         InOp op = new InOp(null, w.xfer(), w.addresses(), w.lengths(), refusal == 0 ? regions : null,
                 w.chunkSize(), packing, w.notification(), refusal);
         if (refusal != 0) {
-            LOG.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3}); draining its data",
+            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3}); draining its data",
                     engineName, w.xfer(), peerName, refusal);
         }
         receive(op);
@@ -194,7 +196,7 @@ final class DataPath implements ChunkPipeline.Completions {
             refusal = Code.NOT_SUPPORTED.nixlStatus();
         }
         if (refusal != 0) {
-            LOG.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3})",
+            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3})",
                     engineName, w.xfer(), peerName, refusal);
         } else {
             scatter(w.data(), w.addresses(), w.lengths());
@@ -211,7 +213,7 @@ final class DataPath implements ChunkPipeline.Completions {
         LocalRegion[] regions = new LocalRegion[lengths.length];
         int refusal = registry.admitRemoteAccess(addresses, lengths, regions);
         if (refusal != 0) {
-            LOG.log(System.Logger.Level.WARNING, "{0}: refused READ {1} from {2} (status {3})",
+            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused READ {1} from {2} (status {3})",
                     engineName, xfer, peerName, refusal);
             writer.readNack(xfer, refusal);
             return;

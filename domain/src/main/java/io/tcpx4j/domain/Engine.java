@@ -8,7 +8,6 @@ import io.tcpx4j.api.Session;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.port.out.CallerLease;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -26,14 +25,14 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The transfer engine: one per process or GPU. All protocol work happens in its progress agents
  * ({@link ProgressAgent}; one by default, {@link EngineConfig#agents()}), each serving the peers whose
- * names hash to it, either on a thread of its own ({@link #start()}) or pumped by hand
- * ({@link #startManual()}, for deterministic tests). Application threads only validate and enqueue,
- * and may lend their own thread to the agents with {@link #progress()} (hosts that poll for
- * completion, like NIXL's {@code checkXfer}); an agent's duty cycles never overlap.
+ * names hash to it and each with exactly one driver ({@link EngineConfig#progress()}): a thread of its
+ * own, or the application's threads through {@link #progress()} and {@code Transfer.await}
+ * ({@link #start()}); tests pump them by hand ({@link #startManual()}). Application threads only
+ * validate and enqueue; an agent's duty cycles never overlap.
  *
  * <p>The engine composes its parts: a {@link RegionRegistry} of registered memory the agents share, and
- * per agent a {@link PeerDirectory} of its peers and connections and a {@link DutyCycle} that decides
- * who runs its duty cycle; the sessions through which applications post go to the agent of their peer.
+ * per agent a {@link PeerDirectory} of its peers and connections; the sessions through which
+ * applications post go to the agent of their peer.
  *
  * <p>Thread-safe: every public method may be called from any thread; {@link #doWork()} from one
  * thread at a time.
@@ -49,14 +48,14 @@ public final class Engine implements TransferEngine {
     /** Whether the unpacker gathers and scatters device memory (packed chunks of VRAM descriptors). */
     private final boolean packsDevice;
     private final ProgressAgent[] agents;
-    /** The callers' lease over every agent's duty cycle (see {@link #progress()}). */
-    private final CallerLease lease = new CallerLease();
     /** The unpackers of agents 1.., made by the engine and closed once every agent has shut down. */
     private final List<Unpacker> ownUnpackers = new ArrayList<>();
     private final AtomicInteger agentsUp;
 
     private volatile byte[] connInfo;
     private volatile boolean closed;
+    /** Whether the application's threads drive the agents: {@link Progress.Driver#CALLER}, or pumped by hand. */
+    private volatile boolean callerDriven;
 
     /**
      * An engine whose first agent uses {@code unpacker} (the caller's, closed by the caller); further agents
@@ -81,7 +80,7 @@ public final class Engine implements TransferEngine {
         for (int i = 0; i < n; i++) {
             Unpacker u = i == 0 ? unpacker : anotherUnpacker(unpacker);
             agents[i] = new ProgressAgent(new EngineContext(identity, config, transport, u, clock, registry, i),
-                    queues[i], notifications, lease, this::agentShutDown);
+                    queues[i], notifications, this::agentShutDown);
         }
     }
 
@@ -98,17 +97,22 @@ public final class Engine implements TransferEngine {
 
     // ------------------------------------------------------------------ lifecycle
 
-    /** Binds the control listeners and starts a thread per agent, which waits as {@link EngineConfig#idle()} says. */
+    /**
+     * Binds the control listeners and starts the agents' drivers as {@link EngineConfig#progress()} says: a
+     * thread per agent, or none (the application's threads drive).
+     */
     public synchronized void start() {
         bind();
+        callerDriven = config.progress().driver() == Progress.Driver.CALLER;
         for (ProgressAgent a : agents) {
             a.start();
         }
     }
 
-    /** Binds the control listeners; the caller pumps {@link #doWork()} itself. */
+    /** Binds the control listeners; the caller pumps {@link #doWork()} itself (deterministic tests). */
     public synchronized void startManual() {
         bind();
+        callerDriven = true;
     }
 
     private void bind() {
@@ -140,15 +144,11 @@ public final class Engine implements TransferEngine {
             }
             closed = true;
             for (ProgressAgent a : agents) {
-                a.close();
+                a.commands.close();
             }
         }
-        try {
-            for (ProgressAgent a : agents) {
-                a.awaitClosed(config.shutdownTimeout().toMillis() + 1000);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        for (ProgressAgent a : agents) {
+            a.close(config.shutdownTimeout().toMillis() + 1000);
         }
     }
 
@@ -174,9 +174,9 @@ public final class Engine implements TransferEngine {
     // ------------------------------------------------------------------ agents
 
     /**
-     * One duty cycle of each progress agent: runs queued commands, accepts control connections and
-     * drives every connection; while requests are out on the transport, a turn of the transport's own
-     * I/O first ({@link NetTransport#drive()}). Returns the amount of work done (0 when idle).
+     * One duty cycle of each progress agent that no other thread drives right now: runs queued commands,
+     * accepts control connections and moves every connection on. Returns the amount of work done (0 when
+     * idle). For tests that pump the engine by hand ({@link #startManual()}).
      */
     public int doWork() {
         int work = 0;
@@ -187,29 +187,14 @@ public final class Engine implements TransferEngine {
     }
 
     /**
-     * Runs duty cycles of each agent on the calling thread while they find work (at most 16 each),
-     * unless another thread runs one of that agent right now, each with a turn of the transport's own
-     * I/O ({@link NetTransport#drive()}); returns the work done. A host that polls for completion calls
-     * this from its loop, so its own thread moves the bytes even when the agent threads and the
-     * transport's threads get no CPU; an agent thread, if started, stays off the duty cycle while a call
-     * runs, however long, and until {@link CallerLease#NANOS} (1 ms) after the last call, then
-     * serves again (the loopback transport's I/O threads likewise); after calls that came without pause
-     * it checks less often, and serves again up to
-     * {@link io.tcpx4j.domain.port.out.StandAside#MAX_PARK_NANOS} (8 ms) after the last, or at once for a
-     * command. An error fails the agent's connections, as on its thread.
+     * Where the application's threads drive the engine ({@link Progress.Driver#CALLER}): one duty cycle of
+     * each agent on the calling thread, unless another thread drives that agent right now; returns the
+     * work done. Where the engine's own threads drive it: nothing, 0. Never blocks. An error fails the
+     * agent's connections, as on its thread.
      */
     @Override
     public int progress() {
-        int work = 0;
-        lease.enter();
-        try {
-            for (ProgressAgent a : agents) {
-                work += a.progress();
-            }
-        } finally {
-            lease.exit();
-        }
-        return work;
+        return callerDriven ? doWork() : 0;
     }
 
     /** The agent that serves {@code peer}. */
@@ -303,7 +288,8 @@ public final class Engine implements TransferEngine {
             return new LocalSession(config.name(), agents[0].commands, registry, memory, notifications, xferIds);
         }
         ProgressAgent a = agentOf(peer);
-        return new RemoteSession(knownPeer(peer), a.commands, registry, a.directory, xferIds, config, packsDevice);
+        return new RemoteSession(knownPeer(peer), a.commands, registry, a.directory, xferIds, config, packsDevice,
+                callerDriven || config.progress().driver() == Progress.Driver.CALLER ? a : null);
     }
 
     @Override

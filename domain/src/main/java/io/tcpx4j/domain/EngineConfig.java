@@ -25,7 +25,8 @@ import java.util.Objects;
  * @param connectTimeout  a connection not fully up after this long fails its transfers
  * @param heartbeat       interval of keep-alive frames on an idle control stream
  * @param shutdownTimeout longest {@code close()} waits for graceful disconnects
- * @param idle            how the progress thread waits between duty cycles (CPU against latency)
+ * @param progress        who drives the progress agents (a thread each, or the application's threads) and how
+ *                        long an idle driver spins before it blocks in the kernel ({@link Progress})
  * @param controlTls      TLS for the control stream, or null for plain TCP (the default); the context
  *                        serves both roles (its key manager for accepted streams, its trust manager for
  *                        dialed ones, which also check the conn-info host against the certificate). Both
@@ -43,7 +44,8 @@ import java.util.Objects;
  * @param deviceCoalesceLimit the same for device memory, in shared chunks of at most 512 KiB gathered and
  *                        scattered by the unpack kernel; a transfer between host and device memory packs
  *                        as host memory does (the smaller limit and chunk); 0 never, at most {@link #MAX_CHUNK}
- * @param agents          progress agents, each a thread with its own control listener that serves the peers
+ * @param agents          progress agents, each with its own control listener (and thread, where {@code progress}
+ *                        says so) that serves the peers
  *                        whose names hash to it (with their connections, transfers and notifications);
  *                        1 .. {@link #MAX_AGENTS}. One agent serves every peer of the engine; a target that
  *                        many initiators write into spreads them over several
@@ -51,7 +53,7 @@ import java.util.Objects;
 public record EngineConfig(String name, String listenHost, int listenPort, String advertiseHost, int channels,
                            List<Integer> channelDevices, int chunkSize, int sendWindow, int recvWindow,
                            Duration peerTimeout, Duration connectTimeout, Duration heartbeat,
-                           Duration shutdownTimeout, IdlePolicy idle, SSLContext controlTls,
+                           Duration shutdownTimeout, Progress progress, SSLContext controlTls,
                            boolean controlTlsClientAuth, int inlineLimit, int coalesceLimit,
                            int deviceCoalesceLimit, int agents) {
 
@@ -71,7 +73,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(heartbeat, "heartbeat");
         Objects.requireNonNull(shutdownTimeout, "shutdownTimeout");
-        Objects.requireNonNull(idle, "idle");
+        Objects.requireNonNull(progress, "progress");
         int nameBytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
         require(nameBytes >= 1 && nameBytes <= 255, "name must be 1..255 UTF-8 bytes");
         require(listenPort >= 0 && listenPort <= 65535, "listenPort must be 0..65535");
@@ -97,68 +99,70 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     }
 
     /**
-     * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, adaptive idling,
+     * Defaults: loopback control listener, 2 channels, 512 KiB chunks, send window 12, a progress thread per agent
+     * that spins briefly and then blocks,
      * host-to-host transfers up to 32 KiB inline, descriptors up to 32 KiB of host memory and up to
      * 128 KiB of device memory packed into shared chunks.
      */
     public static EngineConfig defaults(String name) {
         return new EngineConfig(name, "127.0.0.1", 0, null, 2, List.of(), DEFAULT_CHUNK, 12, 16,
                 Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(5),
-                IdlePolicy.ADAPTIVE, null, false, DEFAULT_INLINE, DEFAULT_COALESCE, DEFAULT_DEVICE_COALESCE, 1);
+                Progress.defaults(), null, false, DEFAULT_INLINE, DEFAULT_COALESCE, DEFAULT_DEVICE_COALESCE, 1);
     }
 
     public EngineConfig withName(String v) {
         return new EngineConfig(v, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withListen(String host, int port) {
         return new EngineConfig(name, host, port, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withAdvertiseHost(String v) {
         return new EngineConfig(name, listenHost, listenPort, v, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withChannels(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, v, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withChannelDevices(List<Integer> v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, v, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withChunkSize(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, v,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withWindows(int send, int recv) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
+                send, recv, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withTimeouts(Duration peer, Duration connect, Duration beat) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
+                sendWindow, recvWindow, peer, connect, beat, shutdownTimeout, progress, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withShutdownTimeout(Duration v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, idle, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, v, progress, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
-    public EngineConfig withIdle(IdlePolicy v) {
+    /** Who drives the progress agents and how long an idle driver spins before it blocks ({@link Progress}). */
+    public EngineConfig withProgress(Progress v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
                 sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, v,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
@@ -170,31 +174,31 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
      */
     public EngineConfig withControlTls(SSLContext context, boolean requireClientAuth) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 context, requireClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withInlineLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, v, coalesceLimit, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withCoalesceLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, v, deviceCoalesceLimit, agents);
     }
 
     public EngineConfig withDeviceCoalesceLimit(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, v, agents);
     }
 
     public EngineConfig withAgents(int v) {
         return new EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices, chunkSize,
-                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, idle,
+                sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout, progress,
                 controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit, v);
     }
 

@@ -34,6 +34,7 @@ final class PeerDirectory {
     private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final ControlPoll poll = new ControlPoll();
+    private final RateLimitedLog failures = new RateLimitedLog(System.getLogger(PeerDirectory.class.getName()));
     private boolean connectionsClosed;
 
     PeerDirectory(EngineContext ctx, Queue<Notification> notifications, Readiness readiness) {
@@ -121,7 +122,15 @@ final class PeerDirectory {
             poll.poll();
         }
         for (int i = 0; i < connections.size(); i++) {
-            work += connections.get(i).doWork(now, polled);
+            Connection c = connections.get(i);
+            try {
+                work += c.doWork(now, polled);
+            } catch (RuntimeException e) {
+                // a fault in one connection's handling (a frame no check foresaw) is that connection's alone
+                failures.log(System.Logger.Level.ERROR, ctx.name() + ": connection failed on an error", e);
+                c.fail(new TransferException(Code.BACKEND, "connection failed on an error: " + e, e));
+                work++;
+            }
         }
         if (connectionsClosed) {
             connectionsClosed = false;
@@ -133,10 +142,13 @@ final class PeerDirectory {
         return work;
     }
 
-    /** Whether every connection waits for an event the agent can block on (see {@link Connection#quiet()}). */
-    boolean quiet() {
+    /**
+     * Whether every connection waits for an event a driver can block on (see {@link Connection#quiet}),
+     * counting transport completions among them where {@code transportSignals}.
+     */
+    boolean quiet(boolean transportSignals) {
         for (int i = 0; i < connections.size(); i++) {
-            if (!connections.get(i).quiet()) {
+            if (!connections.get(i).quiet(transportSignals)) {
                 return false;
             }
         }

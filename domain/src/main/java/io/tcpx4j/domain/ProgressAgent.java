@@ -3,98 +3,97 @@ package io.tcpx4j.domain;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.port.out.CallerLease;
+import io.tcpx4j.api.TransferStatus;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
 
+import java.time.Duration;
 import java.util.Queue;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One progress agent of an engine: the peers it serves ({@link EngineContext#serves}) with their
- * connections, transfers and notifications, its control listener, its command queue, and who runs its
- * duty cycle (its thread, or callers of {@code progress()}). The agents of one engine share its
- * registered memory and notification queue and nothing else, so they run side by side without locks
- * on the data path; a peer dials the agent that serves it through the port conn-info lists for it.
+ * connections, transfers and notifications, its control listener, its command queue, and its one
+ * driver ({@link Progress}): a thread of its own (an Agrona {@link AgentRunner} that waits by
+ * {@link IdleWait}), or application threads calling {@link #doWork()} and {@link #driveUntilEnded}. The
+ * agents of one engine share its registered memory and notification queue and nothing else, so they run
+ * side by side without locks on the data path; a peer dials the agent that serves it through the port
+ * conn-info lists for it.
  *
- * <p>Thread-safe as {@link Engine} uses it: {@link #commands} and the racy counters from any thread,
- * the rest under the engine's lifecycle lock or on the agent.
+ * <p>Thread-safe as {@link Engine} uses it: {@link #commands}, {@link #doWork()}, {@link #driveUntilEnded}
+ * and the racy counters from any thread (one thread drives at a time: a call that finds another driving
+ * returns at once), the lifecycle under the engine's lock.
  */
-final class ProgressAgent {
+final class ProgressAgent implements Agent, Xfer.Driver {
 
     private static final System.Logger LOG = System.getLogger(ProgressAgent.class.getName());
     /**
      * New control connections are rare, and a handshake takes several round trips: a cycle polls the
-     * listener at most once a millisecond (a quiet agent blocks on the listener's readiness instead).
+     * listener at most once a millisecond unless a driver's wait found it ready.
      */
     private static final long ACCEPT_POLL_NANOS = 1_000_000;
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
-    /** Longest a quiet agent blocks: bounds how late housekeeping (deregistration, redials) runs. */
+    /** Longest a driver blocks: bounds how late housekeeping (deregistration, redials) runs. */
     private static final long MAX_BLOCK_MILLIS = 100;
 
     final CommandQueue commands;
     final PeerDirectory directory;
     private final EngineContext ctx;
     private final String threadName;
-    /** Whether the transport has I/O of its own that the thread running a cycle may drive. */
-    private final boolean drivable;
     private final Readiness readiness = new Readiness();
-    private final DutyCycle duty;
+    private final long maxBlockMillis;
+    private final long spinNanos;
+    /**
+     * Whether the transport and the unpacker announce every event that moves requests on (a completion
+     * wakes the driver, and no batch is left to poll), so that a driver may block while requests are out.
+     */
+    private final boolean signalled;
     /** What the engine does once this agent has shut down (the last one frees what they share). */
     private final Runnable onShutdown;
+    /** Held by whoever runs a duty cycle or blocks on {@link #readiness}: one driver at a time. */
+    private final AtomicBoolean driving = new AtomicBoolean();
+    private volatile boolean shutDown;
 
-    // agent only (dutyCycles is read racily by stats())
+    // driver only (dutyCycles is read racily by stats())
     private long dutyCycles;
     private long lastHousekeeping;
     private long lastAccept;
+    private boolean acceptDue;
 
     /**
      * Whether this agent had anything the transport's progress can move (requests out, channels being
      * set up) at the end of its last cycle. The transport wakes every listener of an engine at each of
      * its completions; with several agents, one that has nothing out lets the wake pass, so that a busy
-     * agent's completions do not wake the idle ones (each such wake costs the transport's I/O thread a
-     * selector wake-up and the idle agent an empty cycle). A completion racing with the update finds the
-     * agent that posted it still spinning after that cycle's work.
+     * agent's completions do not wake the idle ones. A completion racing with the update finds the agent
+     * that posted it still spinning after that cycle's work.
      */
     private volatile boolean awaitsTransport = true;
 
     private ControlListener listener;
-    private volatile AgentRunner runner;
+    private AgentRunner runner;
     private Runnable stopWakes = () -> { };
 
-    ProgressAgent(EngineContext ctx, CommandQueue commands, Queue<Notification> notifications, CallerLease lease,
-                  Runnable onShutdown) {
+    ProgressAgent(EngineContext ctx, CommandQueue commands, Queue<Notification> notifications, Runnable onShutdown) {
         this.ctx = ctx;
         this.commands = commands;
         this.onShutdown = onShutdown;
-        this.drivable = ctx.transport().drivable();
         this.threadName = "tcpx4j-agent-" + ctx.name() + (ctx.config().agents() > 1 ? "-" + ctx.agent() : "");
         this.directory = new PeerDirectory(ctx, notifications, readiness);
-        this.duty = new DutyCycle(new Core(), readiness,
-                Math.min(MAX_BLOCK_MILLIS, Math.max(1, ctx.config().heartbeat().toMillis() / 2)), lease);
+        this.maxBlockMillis = Math.min(MAX_BLOCK_MILLIS, Math.max(1, ctx.config().heartbeat().toMillis() / 2));
+        this.spinNanos = ctx.config().progress().spin().toNanos();
+        this.signalled = ctx.transport().signalsProgress() && ctx.unpacker().completesOnSubmit();
     }
 
     // ------------------------------------------------------------------ lifecycle (engine's lock)
 
     /** Binds this agent's control listener on {@code port} (0: any free one); returns the port bound. */
     int bind(int port) {
-        listener = ControlListener.bind(ctx.config(), port, readiness);
+        listener = ControlListener.bind(ctx.config(), port, readiness, () -> acceptDue = true);
         return listener.port();
     }
 
     String advertiseHost() {
         return listener.advertiseHost();
-    }
-
-    /** Starts the agent's thread, which waits as {@link EngineConfig#idle()} says. */
-    void start() {
-        AgentRunner r = new AgentRunner(threadName, duty, ctx.config().idle(), readiness);
-        runner = r;
-        // commands and transport completions; while a caller polls, the runner leaves its park alone
-        commands.wakeWith(r::wake);
-        stopWakes = ctx.transport().wakeOnProgress(ctx.config().agents() == 1 ? r::wake : () -> {
-            if (awaitsTransport) {
-                r.wake();
-            }
-        });
-        r.start();
     }
 
     /** Closes this agent's listener again (a later agent of the engine could not bind). */
@@ -104,30 +103,78 @@ final class ProgressAgent {
     }
 
     /**
-     * Marks the agent closed (commands are refused from now on) and asks its thread to stop, which
-     * shuts the agent down; without a thread, shuts it down on the caller.
+     * Lets commands and transport events wake the driver, and with {@link Progress.Driver#THREAD} starts
+     * the agent's thread; with {@link Progress.Driver#CALLER} the application's threads drive.
      */
-    void close() {
-        commands.close();
-        AgentRunner r = runner;
-        if (r == null) {
-            shutdown();
-        } else {
-            r.requestStop();
+    void start() {
+        commands.wakeWith(readiness::wake);
+        stopWakes = ctx.transport().wakeOnProgress(ctx.config().agents() == 1 ? readiness::wake : () -> {
+            if (awaitsTransport) {
+                readiness.wake();
+            }
+        });
+        if (ctx.config().progress().driver() == Progress.Driver.THREAD) {
+            IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(maxBlockMillis));
+            runner = new AgentRunner(idle, this::failedOnThread, null, this);
+            AgentRunner.startOnThread(runner, r -> {
+                Thread t = new Thread(r);
+                t.setDaemon(true);
+                return t;
+            });
         }
     }
 
-    /** Waits up to {@code timeoutMillis} for the agent's thread to have shut the agent down. */
-    void awaitClosed(long timeoutMillis) throws InterruptedException {
+    /** Whether a thread of the agent's own drives it. */
+    boolean threaded() {
+        return runner != null;
+    }
+
+    /**
+     * Refuses further commands, stops the agent's thread (waiting up to {@code timeoutMillis}) which shuts
+     * the agent down; without a thread, shuts it down on the caller once no caller drives it.
+     */
+    void close(long timeoutMillis) {
+        commands.close();
+        readiness.wake();
         AgentRunner r = runner;
-        if (r != null && !r.awaitStopped(timeoutMillis)) {
-            LOG.log(System.Logger.Level.WARNING, "agent {0} did not stop in time", threadName);
+        if (r != null) {
+            try {
+                r.close((int) Math.min(Integer.MAX_VALUE, Math.max(1, timeoutMillis)), t -> {
+                    throw new StillRunning();
+                });
+            } catch (StillRunning e) {
+                LOG.log(System.Logger.Level.WARNING, "agent {0} did not stop in time", threadName);
+                return;
+            }
+            if (shutDown) {
+                return;
+            }
+            // the thread ended without closing the agent (an Error escaped its duty cycle)
+        }
+        while (!driving.compareAndSet(false, true)) {
+            readiness.wake(); // a caller's cycle or wait is finishing; then none starts
+            Thread.onSpinWait();
+        }
+        try {
+            shutdown();
+        } finally {
+            driving.set(false);
+        }
+    }
+
+    /** Ends Agrona's close when the thread outlives the timeout: the close gives up waiting. */
+    private static final class StillRunning extends RuntimeException {
+        StillRunning() {
+            super(null, null, false, false);
         }
     }
 
     private void shutdown() {
+        if (shutDown) {
+            return;
+        }
+        shutDown = true;
         try {
-            duty.shutDown();
             stopWakes.run();
             commands.drainOnClose();
             directory.closeAll(new TransferException(Code.CANCELED, "engine " + ctx.name() + " closed"));
@@ -140,30 +187,110 @@ final class ProgressAgent {
         }
     }
 
-    // ------------------------------------------------------------------ the duty cycle
+    // ------------------------------------------------------------------ Agrona's Agent (the thread)
 
-    int doWork() {
-        return duty.doWork();
+    @Override
+    public String roleName() {
+        return threadName;
     }
 
-    int progress() {
-        return duty.progress();
+    /**
+     * One duty cycle, unless another thread drives the agent right now or it is shut down: runs queued
+     * commands, accepts control connections, moves every connection on. Returns the work done (0: none).
+     * An error fails this agent's connections; the agent goes on.
+     */
+    @Override
+    public int doWork() {
+        if (shutDown || !driving.compareAndSet(false, true)) {
+            return 0;
+        }
+        try {
+            return shutDown ? 0 : cycle();
+        } catch (RuntimeException e) {
+            failed(e);
+            return 1;
+        } finally {
+            driving.set(false);
+        }
+    }
+
+    /** The agent's thread is ending: shut the agent down on it. */
+    @Override
+    public void onClose() {
+        shutdown();
+    }
+
+    private void failedOnThread(Throwable e) {
+        LOG.log(System.Logger.Level.ERROR, "progress agent " + threadName + " failed", e);
+    }
+
+    private void failed(Throwable e) {
+        LOG.log(System.Logger.Level.ERROR, "progress agent " + threadName + " failed", e);
+        directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
+    }
+
+    // ------------------------------------------------------------------ the caller as driver
+
+    /**
+     * Drives the agent on the calling thread until {@code x} ends or {@code timeout} passes, waiting as the
+     * agent's thread would between cycles (spin, then block in the kernel); returns its status.
+     */
+    @Override
+    public TransferStatus driveUntilEnded(Xfer x, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(Math.min(maxBlockMillis,
+                Math.max(0, (deadline - System.nanoTime()) / 1_000_000))));
+        while (!x.isEnded()) {
+            int work = doWork();
+            if (x.isEnded() || System.nanoTime() - deadline >= 0) {
+                break;
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            idle.idle(work);
+        }
+        return x.status();
+    }
+
+    // ------------------------------------------------------------------ the duty cycle
+
+    /**
+     * Blocks the driver for up to {@code timeoutMillis} on the agent's sockets and wake-ups, if only an
+     * event can move the agent on; false at once if something must be polled or another thread drives.
+     */
+    private boolean awaitEvent(long timeoutMillis) {
+        if (!driving.compareAndSet(false, true)) {
+            return false;
+        }
+        try {
+            if (shutDown || !blockable()) {
+                return false;
+            }
+            readiness.await(timeoutMillis, this::blockable);
+            return true;
+        } finally {
+            driving.set(false);
+        }
+    }
+
+    /** Whether only a socket event, a command or a wake-up can move the agent on; called by the driver. */
+    private boolean blockable() {
+        return commands.isEmpty() && !commands.isClosed() && directory.quiet(signalled);
     }
 
     private int cycle() {
         dutyCycles++;
         int work = commands.runAll();
-        if (commands.isClosed() && runner == null) {
-            return work;
-        }
         long now = ctx.now();
-        if (now - lastAccept >= ACCEPT_POLL_NANOS) {
+        if (acceptDue || now - lastAccept >= ACCEPT_POLL_NANOS) {
+            acceptDue = false;
             lastAccept = now;
             work += listener == null ? 0 : listener.acceptInto(directory, ctx.name());
         }
         work += directory.doWork(now);
         if (ctx.config().agents() > 1) {
-            awaitsTransport = !directory.quiet();
+            awaitsTransport = !directory.quiet(false);
         }
         if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
             lastHousekeeping = now;
@@ -173,41 +300,6 @@ final class ProgressAgent {
             work += directory.housekeeping(now);
         }
         return work;
-    }
-
-    /** What the duty cycle, run by the agent thread or a caller of progress(), does for this agent. */
-    private final class Core implements DutyCycle.Owner {
-
-        @Override
-        public int cycle() {
-            return ProgressAgent.this.cycle();
-        }
-
-        @Override
-        public boolean idle() {
-            return commands.isEmpty() && directory.quiet();
-        }
-
-        @Override
-        public int drive() {
-            return ctx.transport().drive();
-        }
-
-        @Override
-        public boolean driveDue() {
-            return drivable && directory.outstandingRequests() > 0;
-        }
-
-        @Override
-        public void failed(Throwable e) {
-            LOG.log(System.Logger.Level.ERROR, "progress agent " + threadName + " failed", e);
-            directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
-        }
-
-        @Override
-        public void stopped() {
-            shutdown();
-        }
     }
 
     /** Duty cycles run so far; a racy read. */

@@ -9,17 +9,24 @@ import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
- * What an idle agent blocks on: a selector over the engine's control sockets and its listener, woken
- * early by {@link #wake()} (commands, transport events). The selector only ends the wait; the duty
- * cycle that follows looks at every connection anyway.
+ * What an agent's driver blocks on when it has nothing to do: a selector over the agent's control sockets
+ * and its listener, woken early by {@link #wake()} (commands, transport completions). A watched channel
+ * may carry a callback that learns it was ready; the duty cycle that follows looks at every connection
+ * anyway.
  *
- * <p>{@link #wake()} is thread-safe; everything else belongs to the agent thread.
+ * <p>{@link #wake()} is thread-safe; everything else belongs to the agent's driver, one thread at a time.
  */
 final class Readiness implements AutoCloseable {
 
     private final Selector selector;
+    private final Consumer<SelectionKey> onReady = key -> {
+        if (key.attachment() instanceof Runnable r) {
+            r.run();
+        }
+    };
     private volatile boolean waiting;
     private volatile boolean signaled;
 
@@ -36,10 +43,13 @@ final class Readiness implements AutoCloseable {
         }
     }
 
-    /** Watches {@code channel} for {@code ops}; returns the key, or null if the channel is closed already. */
-    SelectionKey watch(SelectableChannel channel, int ops) {
+    /**
+     * Watches {@code channel} for {@code ops}, running {@code onReady} (may be null) on the driver's thread
+     * when a wait ends with it ready; returns the key, or null if the channel is closed already.
+     */
+    SelectionKey watch(SelectableChannel channel, int ops, Runnable onReady) {
         try {
-            return channel.register(selector, ops);
+            return channel.register(selector, ops, onReady);
         } catch (ClosedChannelException e) {
             return null;
         }
@@ -54,14 +64,13 @@ final class Readiness implements AutoCloseable {
         waiting = true;
         try {
             if (!signaled && stillIdle.getAsBoolean()) {
-                selector.select(Math.max(1, timeoutMillis));
+                selector.select(onReady, Math.max(1, timeoutMillis));
             }
         } catch (IOException e) {
             throw new TransferException(Code.BACKEND, "selector failed: " + e.getMessage(), e);
         } finally {
             waiting = false;
             signaled = false;
-            selector.selectedKeys().clear();
         }
     }
 

@@ -29,9 +29,15 @@ final class RemoteSession implements Session {
     private final Packing devicePacking;
     private final boolean packsDevice;
 
-    /** {@code packsDevice}: whether this engine's unpacker gathers and scatters packed chunks of device memory. */
+    /** The agent that a transfer's {@code await} drives on the caller's thread, or null (its thread does). */
+    private final Xfer.Driver callerDriven;
+
+    /**
+     * {@code packsDevice}: whether this engine's unpacker gathers and scatters packed chunks of device memory;
+     * {@code callerDriven}: the peer's agent where application threads drive it, else null.
+     */
     RemoteSession(Peer peer, CommandQueue agent, RegionRegistry registry, PeerDirectory directory, AtomicLong xferIds,
-                  EngineConfig cfg, boolean packsDevice) {
+                  EngineConfig cfg, boolean packsDevice, Xfer.Driver callerDriven) {
         this.peer = peer;
         this.agent = agent;
         this.registry = registry;
@@ -41,6 +47,7 @@ final class RemoteSession implements Session {
         this.hostPacking = Packing.of(MemoryKind.DRAM, cfg);
         this.devicePacking = Packing.of(MemoryKind.VRAM, cfg);
         this.packsDevice = packsDevice;
+        this.callerDriven = callerDriven;
     }
 
     @Override
@@ -93,7 +100,7 @@ final class RemoteSession implements Session {
             len = Arrays.copyOf(len, merged);
             pinned = Arrays.copyOf(pinned, merged);
         }
-        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
+        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes, callerDriven);
         boolean localHost = LocalRegion.allHost(pinned);
         boolean inline = bytes <= inlineLimit && (remoteHost || !write) && localHost;
         // each side gathers or scatters packed chunks of one kind of memory that it reaches (device memory

@@ -23,13 +23,23 @@ final class Xfer implements Transfer {
 
     final long id;
     final long bytes;
+    /** What {@link #await} drives on the caller's thread, or null: the agent's thread drives. */
+    private final Driver callerDriven;
+
+    /** Drives a transfer's agent on the calling thread until the transfer ends (a caller-driven engine). */
+    interface Driver {
+        /** Drives until {@code x} ends or {@code timeout} passes; returns its status. */
+        TransferStatus driveUntilEnded(Xfer x, Duration timeout) throws InterruptedException;
+    }
     private volatile TransferStatus status = TransferStatus.IN_PROGRESS;
     private volatile TransferException error;
     private final CompletableFuture<Transfer> done = new CompletableFuture<>();
 
-    Xfer(long id, long bytes) {
+    /** {@code callerDriven}: what {@link #await} drives where the caller drives the agent, else null. */
+    Xfer(long id, long bytes, Driver callerDriven) {
         this.id = id;
         this.bytes = bytes;
+        this.callerDriven = callerDriven;
     }
 
     @Override
@@ -47,8 +57,15 @@ final class Xfer implements Transfer {
         return done.minimalCompletionStage();
     }
 
+    /**
+     * Blocks until the agent's thread ends the transfer; where the caller drives the agent, drives it on
+     * this thread meanwhile ({@link Driver}).
+     */
     @Override
     public TransferStatus await(Duration timeout) throws InterruptedException {
+        if (callerDriven != null && !isEnded()) {
+            return callerDriven.driveUntilEnded(this, timeout);
+        }
         try {
             done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {

@@ -14,8 +14,8 @@ import java.util.Random;
 
 /**
  * Two engines, alpha and beta, over the in-memory transport double, with one host buffer each
- * (alpha's source, beta's registered and published destination). Started with their progress
- * threads, or bare for callers that run the duty cycle themselves. Owns everything it made.
+ * (alpha's source, beta's registered and published destination). Started with their drivers, or bare
+ * for tests that run the duty cycles themselves. Owns everything it made.
  */
 final class StartedPair implements AutoCloseable {
 
@@ -31,17 +31,23 @@ final class StartedPair implements AutoCloseable {
     final MemoryDescriptor remote;
     private boolean closed;
 
-    StartedPair(IdlePolicy policy, boolean threads, int size) {
+    /** Both engines with {@code progress}; {@code start}: started as it says, else pumped by hand. */
+    StartedPair(Progress progress, boolean start, int size) {
+        this(progress, progress, start, size);
+    }
+
+    /** alpha with {@code pa}, beta with {@code pb}; {@code start}: started as they say, else pumped by hand. */
+    StartedPair(Progress pa, Progress pb, boolean start, int size) {
         this.size = size;
         src = NativeMemory.allocate(size, 4096);
         dst = NativeMemory.allocate(size, 4096);
         local = MemoryDescriptor.dram(src, size);
         remote = MemoryDescriptor.dram(dst, size);
-        a = new Engine(EngineConfig.defaults("alpha").withIdle(policy), ta, new HostMemory(), new CpuUnpacker(),
+        a = new Engine(EngineConfig.defaults("alpha").withProgress(pa), ta, new HostMemory(), new CpuUnpacker(),
                 Clock.SYSTEM);
-        b = new Engine(EngineConfig.defaults("beta").withIdle(policy), tb, new HostMemory(), new CpuUnpacker(),
+        b = new Engine(EngineConfig.defaults("beta").withProgress(pb), tb, new HostMemory(), new CpuUnpacker(),
                 Clock.SYSTEM);
-        if (threads) {
+        if (start) {
             a.start();
             b.start();
         } else {

@@ -4,6 +4,7 @@ import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.Progress;
 
 import java.util.Collections;
 import java.util.HashMap;
@@ -38,8 +39,7 @@ import java.util.TreeMap;
  *   <tr><td colspan="2">chunk_size and the limits below are byte counts: {@code 524288} or {@code 512K}
  *       ({@link ByteSize}: K, M, G, binary)</td></tr>
  *   <tr><td>inline_limit</td><td>transfers of at most this many bytes between host memory travel in
- *       their control frames (0: never; default {@link #defaultInlineLimit}: 128 KiB with 8 CPUs or more,
- *       else 512 KiB; at most 1 MiB)</td></tr>
+ *       their control frames (0: never; default {@link #DEFAULT_INLINE_LIMIT}; at most 1 MiB)</td></tr>
  *   <tr><td>coalesce_limit</td><td>descriptors of host memory of at most this many bytes share chunks of
  *       up to 128 KiB with their neighbours (0: never; default 32 KiB)</td></tr>
  *   <tr><td>device_coalesce_limit</td><td>the same for device memory on both sides, chunks of up to
@@ -48,6 +48,10 @@ import java.util.TreeMap;
  *       estimateXferCost</td></tr>
  *   <tr><td>agents</td><td>the engine's progress agents, each serving the agents whose names hash to it
  *       (default 1, at most 64); they run side by side on their own threads ({@code progress=thread})</td></tr>
+ *   <tr><td>progress</td><td>{@code thread} (default): a thread per agent drives the engine, and postXfer,
+ *       checkXfer and getNotifs only hand over and look; {@code inline}: the calling threads drive it
+ *       inside those calls and nothing else does (a host that stops calling stops the engine, heartbeats
+ *       included)</td></tr>
  * </table>
  *
  * <p>Immutable.
@@ -56,8 +60,8 @@ import java.util.TreeMap;
  * @param transport {@code loopback}, {@code tcpx} or a module class name
  * @param cuda      {@code auto}, {@code on} or {@code off}
  * @param cost      estimateXferCost's model
- * @param inlineProgress {@code progress=inline}: postXfer, checkXfer and getNotifs run the engine's
- *                  progress work on the calling thread; {@code thread}: only the engine's thread does
+ * @param inlineProgress {@code progress=inline}: postXfer, checkXfer and getNotifs drive the engine on the
+ *                  calling thread, and nothing else does; {@code thread}: only the engine's threads do
  * @param sources   where each key that has a value came from: {@code parameter},
  *                  {@code TCPX4J_NIXL_<KEY>} or {@code default}
  */
@@ -95,7 +99,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         m.put("cuda", "auto");
         m.put("listen_host", "127.0.0.1");
         m.put("listen_port", "0");
-        m.put("progress", "inline");
+        m.put("progress", "thread");
         for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "coalesce_limit",
                 "device_coalesce_limit", "cost_network_gbps",
                 "cost_local_gbps",
@@ -150,8 +154,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         if (p.containsKey("chunk_size")) {
             engine = engine.withChunkSize(size(p, "chunk_size", engine.chunkSize()));
         }
-        engine = engine.withInlineLimit(size(p, "inline_limit",
-                defaultInlineLimit(Runtime.getRuntime().availableProcessors())));
+        engine = engine.withInlineLimit(size(p, "inline_limit", DEFAULT_INLINE_LIMIT));
         if (p.containsKey("coalesce_limit")) {
             engine = engine.withCoalesceLimit(size(p, "coalesce_limit", engine.coalesceLimit()));
         }
@@ -172,8 +175,10 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
             throw new TransferException(Code.INVALID_PARAM,
                     "TCPX backend parameter 'progress' must be inline or thread, not '" + progress + "'");
         }
+        boolean inline = progress.equals("inline");
+        engine = engine.withProgress(engine.progress().withDriver(inline ? Progress.Driver.CALLER : Progress.Driver.THREAD));
         return new NixlBackendConfig(engine, p.get("transport"), p.get("cuda").toLowerCase(Locale.ROOT), cost,
-                progress.equals("inline"), sources);
+                inline, sources);
     }
 
     /** Where {@code key}'s value came from ({@code parameter}, {@code TCPX4J_NIXL_<KEY>} or {@code default}). */
@@ -185,21 +190,13 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         return v == null || v.isBlank() ? null : v.trim();
     }
 
-    /** Hosts with at least this many CPUs get the smaller default inline limit. */
-    static final int MANY_CPUS = 8;
-
     /**
-     * The default inline limit on a host with {@code cpus} CPUs. An inline transfer needs one control
-     * frame and no transport request; chunks travel over several sockets. With {@link #MANY_CPUS} or
-     * more the transport's I/O threads move the chunks beside the host's pollers and chunks win above
-     * 128 KiB, where a transfer goes in two chunks side by side (tcpx_bench on 16 CPUs, 256 KiB WRITE:
-     * 49-75 us chunked against 72-94 inline; 1 MiB WRITE: 115-124 us chunked against 339-434); with
-     * fewer the pollers' own calls move them, and chunks win above 512 KiB (1 MiB WRITE 175-198 us
-     * chunked against 303-325 inline on 2 CPUs, 512 KiB the same either way; commits 52ce480, c13f8d3).
+     * The inline limit of a NIXL backend: larger than the engine's, because a NIXL host posts one transfer
+     * at a time per request and waits for it, where an inline transfer costs one control frame each way
+     * and no transport request; chunks win once a transfer fills two chunks side by side. The engine's
+     * smaller default serves targets that many initiators write into (docs/CONFIG.md).
      */
-    static int defaultInlineLimit(int cpus) {
-        return cpus >= MANY_CPUS ? 128 * 1024 : 512 * 1024;
-    }
+    public static final int DEFAULT_INLINE_LIMIT = 128 * 1024;
 
     private static int integer(Map<String, String> p, String key, int fallback) {
         String v = p.get(key);

@@ -1,6 +1,7 @@
 package io.tcpx4j.nixl;
 
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.Progress;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashMap;
@@ -119,23 +120,23 @@ class NixlBackendConfigTest {
     }
 
     @Test
-    void progressIsInlineByDefaultAndThreadOnRequest() {
-        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).inlineProgress()).isTrue();
-        assertThat(NixlBackendConfig.parse("A", Map.of("progress", "thread"), Map.of()).inlineProgress()).isFalse();
-        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of("TCPX4J_NIXL_PROGRESS", "THREAD"))
-                .inlineProgress()).isFalse();
+    void progressIsTheEnginesThreadByDefaultAndTheCallersOnRequest() {
+        NixlBackendConfig byDefault = NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of());
+        assertThat(byDefault.inlineProgress()).isFalse();
+        assertThat(byDefault.engine().progress().driver()).isEqualTo(Progress.Driver.THREAD);
+        NixlBackendConfig inline = NixlBackendConfig.parse("A", Map.of("progress", "inline"), Map.of());
+        assertThat(inline.inlineProgress()).isTrue();
+        assertThat(inline.engine().progress().driver()).isEqualTo(Progress.Driver.CALLER);
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of("TCPX4J_NIXL_PROGRESS", "INLINE"))
+                .inlineProgress()).isTrue();
         assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("progress", "sometimes"), Map.of()))
                 .isInstanceOf(TransferException.class).hasMessageContaining("'progress' must be inline or thread");
     }
 
     @Test
-    void inlineLimitIsAnEngineSettingOfHalfAMebibyteByDefaultSmallerOnHostsWithManyCpus() {
+    void inlineLimitIsAnEngineSettingOf128KibByDefaultOnEveryHost() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().inlineLimit())
-                .isEqualTo(NixlBackendConfig.defaultInlineLimit(Runtime.getRuntime().availableProcessors()));
-        assertThat(NixlBackendConfig.defaultInlineLimit(2)).isEqualTo(512 * 1024);
-        assertThat(NixlBackendConfig.defaultInlineLimit(NixlBackendConfig.MANY_CPUS - 1)).isEqualTo(512 * 1024);
-        assertThat(NixlBackendConfig.defaultInlineLimit(NixlBackendConfig.MANY_CPUS)).isEqualTo(128 * 1024);
-        assertThat(NixlBackendConfig.defaultInlineLimit(208)).isEqualTo(128 * 1024);
+                .isEqualTo(128 * 1024).isEqualTo(NixlBackendConfig.DEFAULT_INLINE_LIMIT);
         assertThat(NixlBackendConfig.parse("A", Map.of("inline_limit", "0"), Map.of()).engine().inlineLimit()).isZero();
         assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_INLINE_LIMIT", "4096")).engine()
                 .inlineLimit()).isEqualTo(4096);

@@ -89,4 +89,10 @@ public final class CpuUnpacker implements Unpacker {
     public boolean isDone(long ticket) {
         return true;
     }
+
+    /** The copies happen inside {@code add} and {@code copy}. */
+    @Override
+    public boolean completesOnSubmit() {
+        return true;
+    }
 }

@@ -106,13 +106,13 @@ public class ForwardingNetTransport implements NetTransport {
     }
 
     @Override
-    public int drive() {
-        return delegate.drive();
+    public Runnable wakeOnProgress(Runnable wake) {
+        return delegate.wakeOnProgress(wake);
     }
 
     @Override
-    public boolean drivable() {
-        return delegate.drivable();
+    public boolean signalsProgress() {
+        return delegate.signalsProgress();
     }
 
     @Override

@@ -7,7 +7,7 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.cli.JitQuiet;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.IdlePolicy;
+import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.it.transfer.Bytes;
 import io.tcpx4j.it.transfer.LoopbackNode;
@@ -64,7 +64,7 @@ import java.util.concurrent.TimeoutException;
  * Other knobs: {@code -Dbench.ioThreads} (loopback I/O threads per transport, default 2),
  * {@code -Dbench.chunk} (bytes), {@code -Dbench.window} (send window), {@code -Dbench.modes} (off,on),
  * {@code -Dbench.cpu=true} (CPU time and context switches per thread group and round, Linux only), {@code
- * -Dbench.idle} (the engines' idle policy), {@code -Dbench.callerDrives} (who runs the socket turns).
+ * -Dbench.spinNanos} (how long the engines' drivers spin before they block).
  */
 public final class EngineVsRawBench {
 
@@ -77,21 +77,14 @@ public final class EngineVsRawBench {
     private EngineVsRawBench() {
     }
 
-    /**
-     * {@code -Dbench.callerDrives=true|false}: whether the engines' progress threads run the socket turns
-     * while they have requests out ({@link LoopbackConfig#callerDrives()}); default: the transport's own.
-     */
-    private static final boolean CALLER_DRIVES = Boolean.parseBoolean(
-            System.getProperty("bench.callerDrives", Boolean.toString(LoopbackConfig.callerDrivesByDefault())));
-
     /** {@code -Dbench.jitQuiet=false}: warm up the given rounds only, not also until the JIT is quiet. */
     private static final boolean JIT_QUIET = Boolean.parseBoolean(System.getProperty("bench.jitQuiet", "true"));
     private static final long JIT_QUIET_NANOS = 1_000_000_000L;
     private static final long WARMUP_CAP_NANOS = 60_000_000_000L;
 
-    /** {@code -Dbench.idle=adaptive|busy_spin|low_cpu}: the engines' {@link IdlePolicy} (default adaptive). */
-    private static final IdlePolicy IDLE = IdlePolicy.valueOf(
-            System.getProperty("bench.idle", "adaptive").toUpperCase(java.util.Locale.ROOT));
+    /** {@code -Dbench.spinNanos=N}: how long the engines' drivers spin before they block ({@link Progress}). */
+    private static final Progress PROGRESS = Progress.defaults().withSpin(java.time.Duration.ofNanos(
+            Long.getLong("bench.spinNanos", Progress.DEFAULT_SPIN.toNanos())));
 
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 11;
@@ -126,7 +119,7 @@ public final class EngineVsRawBench {
     private static double[][] measure(int channels, int sockets, boolean devmem, int ioThreads, int chunk,
                                       int window, int rounds, int warmup) throws Exception {
         LoopbackConfig transport = LoopbackConfig.defaults().withSocketsPerComm(sockets).withDevmem(devmem)
-                .withIoThreads(ioThreads).withCallerDrives(CALLER_DRIVES);
+                .withIoThreads(ioThreads);
         double[] raw = new double[rounds];
         double[] engine = new double[rounds];
         try (LoopbackNode a = LoopbackNode.start(config("bench-a", channels, chunk, window), transport);
@@ -197,7 +190,7 @@ public final class EngineVsRawBench {
 
     private static EngineConfig config(String name, int channels, int chunk, int window) {
         return LoopbackNode.config(name).withChannels(channels).withChunkSize(chunk).withWindows(window, 16)
-                .withIdle(IDLE);
+                .withProgress(PROGRESS);
     }
 
     private static double engineRound(Session session, long src, long dst) throws InterruptedException {

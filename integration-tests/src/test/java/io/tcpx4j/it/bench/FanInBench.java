@@ -8,7 +8,7 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.IdlePolicy;
+import io.tcpx4j.domain.Progress;
 import io.tcpx4j.it.transfer.Bytes;
 import io.tcpx4j.it.transfer.LoopbackNode;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
@@ -32,7 +32,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.Locale;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -56,7 +55,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *     -Dmdep.outputFile=/tmp/it-cp.txt -Dmdep.includeScope=test
  * java -cp integration-tests/target/test-classes:$(cat /tmp/it-cp.txt) io.tcpx4j.it.bench.FanInBench \
  *     [K,K,...] [block bytes] [transfers per initiator] [warm-up per initiator] [target I/O threads] [devmem on|off]
- *     [initiator I/O threads] [idle policy of every engine: adaptive|busy_spin|low_cpu]
+ *     [initiator I/O threads] [spin of every engine's driver before it blocks, in ns]
  * }</pre>
  * Defaults: K = 1,8,32,64, 1 MiB blocks, 40 transfers and 5 warm-up per initiator, the loopback
  * transport's default I/O threads on the target and on each initiator, devmem off (host
@@ -96,14 +95,15 @@ public final class FanInBench {
         int targetIo = args.length > 4 ? Integer.parseInt(args[4]) : LoopbackConfig.defaults().ioThreads();
         boolean devmem = args.length > 5 && args[5].equals("on");
         int initiatorIo = args.length > 6 ? Integer.parseInt(args[6]) : LoopbackConfig.defaults().ioThreads();
-        IdlePolicy idle = args.length > 7 ? IdlePolicy.valueOf(args[7].toUpperCase(Locale.ROOT)) : IdlePolicy.ADAPTIVE;
+        Progress idle = args.length > 7 ? Progress.defaults().withSpin(Duration.ofNanos(Long.parseLong(args[7])))
+                : Progress.defaults();
         if ((TARGET_CPUS == null) != (INITIATOR_CPUS == null)) {
             throw new IllegalArgumentException("set both -Dbench.target-cpus and -Dbench.initiator-cpus, or neither");
         }
         System.out.printf("fan-in, %d B blocks, %d transfers (+%d warm-up) per initiator, %d target I/O threads,"
                 + " %d per initiator, devmem %s, idle %s, inline limit %d B (target %d B), target agents %d, %d CPUs%s%n",
                 block, transfers, warmup, targetIo, initiatorIo, devmem ? "on" : "off",
-                idle.name().toLowerCase(Locale.ROOT), INLINE, TARGET_INLINE, TARGET_AGENTS,
+                idle.spin().toNanos() + " ns spin", INLINE, TARGET_INLINE, TARGET_AGENTS,
                 Runtime.getRuntime().availableProcessors(), TARGET_CPUS == null ? ""
                         : " (target on CPUs " + TARGET_CPUS + ", the rest on " + INITIATOR_CPUS + ")");
         System.out.println("K     aggregate GB/s   p50 us      p99 us      p99/p50   raw TCP GB/s   x raw   "
@@ -139,12 +139,12 @@ public final class FanInBench {
     private static final String TARGET_CPUS = System.getProperty("bench.target-cpus");
     private static final String INITIATOR_CPUS = System.getProperty("bench.initiator-cpus");
 
-    private static EngineConfig config(String name, IdlePolicy idle, int inline) {
-        return LoopbackNode.config(name).withIdle(idle).withInlineLimit(inline);
+    private static EngineConfig config(String name, Progress idle, int inline) {
+        return LoopbackNode.config(name).withProgress(idle).withInlineLimit(inline);
     }
 
     static Result run(int k, int block, int transfers, int warmup, int targetIo, int initiatorIo, boolean devmem,
-                      IdlePolicy idle) throws Exception {
+                      Progress idle) throws Exception {
         LoopbackConfig transport = LoopbackConfig.defaults().withDevmem(devmem);
         List<LoopbackNode> initiators = new ArrayList<>();
         Set<Integer> seen = SCHED ? RunQueueWait.tids() : new HashSet<>();
@@ -169,7 +169,7 @@ public final class FanInBench {
             long[] sources = new long[k];
             try {
                 for (int i = 0; i < k; i++) {
-                    LoopbackNode n = LoopbackNode.start(config("fanin-" + i, idle, INLINE),
+                    LoopbackNode n = LoopbackNode.start(config("fanin-" + i, CALLER ? idle.withDriver(Progress.Driver.CALLER) : idle, INLINE),
                             transport.withIoThreads(initiatorIo));
                     initiators.add(n);
                     name(engineThreads, seen, "initiator " + i);
@@ -424,7 +424,7 @@ public final class FanInBench {
                               int initiator, int n) throws InterruptedException {
         long t0 = System.nanoTime();
         Transfer t = s.write(local, remote, (initiator + ":" + n).getBytes(StandardCharsets.UTF_8));
-        TransferStatus status = CALLER ? e.driveUntilEnded(t, Duration.ofMinutes(1)) : t.await(Duration.ofMinutes(1));
+        TransferStatus status = e.driveUntilEnded(t, Duration.ofMinutes(1));
         if (status != TransferStatus.DONE) {
             throw new IllegalStateException("initiator " + initiator + " transfer " + n + " ended " + status + ": "
                     + t.error());

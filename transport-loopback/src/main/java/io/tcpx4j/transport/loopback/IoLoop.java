@@ -1,8 +1,5 @@
 package io.tcpx4j.transport.loopback;
 
-import io.tcpx4j.domain.port.out.CallerLease;
-import io.tcpx4j.domain.port.out.StandAside;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.SelectionKey;
@@ -17,13 +14,12 @@ import java.util.function.Consumer;
 /**
  * One I/O thread: a selector over the sockets of the comms it owns, a task queue for set-up and
  * tear-down, and a pump pass over every owned comm per turn. All socket I/O and all state a comm's
- * streams touch happen in turns, which is why a request never completes inside a call that posts or
- * tests it. The loop thread runs the turns, unless a caller {@link #drive() drives} the loop: then that
- * caller runs them on its own thread (one turn per call) and the loop thread stays parked until the
- * calls stop. One turn at a time, whoever runs it.
+ * streams touch happen on this thread, which is why a request never completes inside a call that posts
+ * or tests it. Between turns the thread blocks in the selector until a socket is ready or {@link #wake}
+ * is called, so the kernel wakes it for the bytes it handles.
  *
- * <p>Thread-safe entry points: {@link #execute}, {@link #wake}, {@link #drive}, {@link #shutdown}.
- * Everything else is <b>confined to the turn being run</b>.
+ * <p>Thread-safe entry points: {@link #execute}, {@link #wake}, {@link #shutdown}. Everything else is
+ * <b>confined to the loop thread</b>.
  */
 final class IoLoop implements Runnable {
 
@@ -53,18 +49,6 @@ final class IoLoop implements Runnable {
     private final Consumer<SelectionKey> onKey = this::onKey;
     private volatile boolean running = true;
     private boolean pollSoon;
-    /** Held by whoever runs a turn (wait for sockets, tasks, pumps): the loop thread or a caller of drive(). */
-    private final AtomicBoolean turn = new AtomicBoolean();
-    /**
-     * Held while callers drive the transport's loops, and for {@link CallerLease#NANOS} after: meanwhile
-     * the loop thread stays off the sockets. Once the calls stop it resumes within the lease, or within
-     * {@link StandAside#MAX_PARK_NANOS} after calls that came without pause, or at once when woken. Shared
-     * by every loop of the transport: a caller's turn on one loop (writes of megabytes) keeps the others'
-     * threads parked too, so they never take a core from the caller's host for its next call.
-     */
-    private final CallerLease lease;
-    /** Turns run by callers (a racy counter for tests). */
-    private volatile long callerTurns;
     /** The staging copy the last pump pass found unfinished, and when the loop began waiting for it. */
     private long pollTicket;
     private long waitTicket;
@@ -84,8 +68,7 @@ final class IoLoop implements Runnable {
     private static final long STAGING_POLL_NANOS = 5_000L;
     private static final long STAGING_PARK_NANOS = 10_000L;
 
-    IoLoop(String name, CallerLease lease) {
-        this.lease = lease;
+    IoLoop(String name) {
         try {
             selector = Selector.open();
         } catch (IOException e) {
@@ -118,52 +101,12 @@ final class IoLoop implements Runnable {
         return true;
     }
 
-    /**
-     * Makes the loop run a pump pass soon; allocation-free, so the data path may call it per request.
-     * While a caller drives the loop, its next {@link #drive()} runs that pass: the parked loop thread is
-     * left alone (it would only park again).
-     */
+    /** Makes the loop run a pump pass soon; allocation-free, so the data path may call it per request. */
     void wake() {
-        if (wakePending.compareAndSet(false, true) && !lease.held(System.nanoTime())) {
+        if (wakePending.compareAndSet(false, true)) {
             selector.wakeup();
             LockSupport.unpark(thread); // in case it is parked waiting for a staging copy
         }
-    }
-
-    /**
-     * Runs one turn of the loop on the calling thread (poll the sockets without blocking, run tasks,
-     * pump), unless the loop thread is in one right now; returns the sockets that were ready. A host
-     * whose polling threads hold every core calls this through its engine, so that its own thread moves
-     * the bytes; the loop thread meanwhile stays parked, and serves again once the lease is over. The
-     * caller holds the {@link CallerLease} around this call.
-     */
-    int drive() {
-        if (!running) {
-            return 0;
-        }
-        if (!turn.compareAndSet(false, true)) {
-            selector.wakeup(); // the loop thread may be blocked in select: out of it, it parks
-            return 0;
-        }
-        try {
-            if (!running) {
-                return 0;
-            }
-            wakePending.set(false);
-            int ready = selector.selectNow(onKey);
-            runTasksAndPumps();
-            callerTurns++;
-            return ready;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } finally {
-            turn.set(false);
-        }
-    }
-
-    /** Turns callers ran so far. */
-    long callerTurns() {
-        return callerTurns;
     }
 
     /**
@@ -185,48 +128,26 @@ final class IoLoop implements Runnable {
 
     @Override
     public void run() {
-        StandAside standAside = new StandAside(StandAside.MAX_PARK_NANOS);
         try {
             while (running) {
-                long park = standAside.parkNanos(lease.leftNanos(System.nanoTime()));
-                if (park > 0) {
-                    LockSupport.parkNanos(this, park); // a caller runs the turns
-                    continue;
+                boolean soon = pollSoon;
+                pollSoon = false;
+                if (soon) {
+                    awaitStaging();
+                } else if (wakePending.get()) {
+                    selector.selectNow(onKey);
+                } else {
+                    waitTicket = 0;
+                    selector.select(onKey, 0);
                 }
-                if (!turn.compareAndSet(false, true)) {
-                    // a caller is in a turn, and refreshes the lease when it ends
-                    LockSupport.parkNanos(this, CallerLease.NANOS);
-                    continue;
-                }
-                try {
-                    boolean soon = pollSoon;
-                    pollSoon = false;
-                    if (soon) {
-                        awaitStaging();
-                    } else if (wakePending.get()) {
-                        selector.selectNow(onKey); // woken while a caller was driving
-                    } else {
-                        waitTicket = 0;
-                        selector.select(onKey, 0);
-                        if (lease.held(System.nanoTime())) {
-                            // a caller woke us to get the turn: its drive() runs the pass, on its own thread
-                            continue;
-                        }
-                    }
-                    // Cleared before the pump pass: a post after this point sets it again and wakes us.
-                    wakePending.set(false);
-                    runTasksAndPumps();
-                } finally {
-                    turn.set(false);
-                }
+                // Cleared before the pump pass: a post after this point sets it again and wakes us.
+                wakePending.set(false);
+                runTasksAndPumps();
             }
         } catch (IOException | RuntimeException | Error e) {
             LOG.log(System.Logger.Level.ERROR, "I/O loop " + thread.getName() + " died", e);
         } finally {
             running = false;
-            while (!turn.compareAndSet(false, true)) {
-                Thread.onSpinWait(); // a caller's turn ends soon; then no caller starts another
-            }
             for (Runnable t; (t = tasks.poll()) != null; ) {
                 t.run(); // close tasks count down their latches; sockets are closed below anyway
             }

@@ -2,7 +2,6 @@ package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.port.out.CallerLease;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -14,8 +13,7 @@ import java.util.List;
  * throws, so the loops {@link #shutdown()} stops are all the loops there will ever be.
  *
  * <p>Thread-safe: {@link #next()} and {@link #close()} hold this object's monitor; the loop list is
- * published through a volatile field for {@link #drive()}, {@link #callerTurns()} and
- * {@link #shutdown()}.
+ * published through a volatile field for {@link #shutdown()}.
  */
 final class IoLoops {
 
@@ -23,8 +21,6 @@ final class IoLoops {
     private static final System.Logger LOG = System.getLogger(LoopbackTransport.class.getName());
 
     private final int ioThreads;
-    /** The callers' lease over every loop (see {@link IoLoop#drive()}). */
-    private final CallerLease lease = new CallerLease();
     private volatile List<IoLoop> loops;
     private int nextLoop;
     private volatile boolean closed;
@@ -45,7 +41,7 @@ final class IoLoops {
         if (loops == null) {
             List<IoLoop> l = new ArrayList<>(ioThreads);
             for (int i = 0; i < ioThreads; i++) {
-                l.add(new IoLoop("tcpx4j-loopback-io-" + i, lease));
+                l.add(new IoLoop("tcpx4j-loopback-io-" + i));
             }
             loops = l;
             LOG.log(System.Logger.Level.DEBUG, "loopback transport started " + l.size() + " I/O threads");
@@ -72,37 +68,5 @@ final class IoLoops {
                 loop.shutdown();
             }
         }
-    }
-
-    /** One turn of every started loop on the calling thread (see {@link IoLoop#drive()}). */
-    int drive() {
-        List<IoLoop> started = loops;
-        if (started == null) {
-            return 0;
-        }
-        int ready = 0;
-        lease.enter();
-        try {
-            for (IoLoop loop : started) {
-                ready += loop.drive();
-            }
-        } finally {
-            // the lease runs from the end of the call: one turn can write megabytes, and a loop thread
-            // that woke meanwhile would take the next turn from the caller that is about to call again
-            lease.exit();
-        }
-        return ready;
-    }
-
-    /** Turns callers ran on the loops so far (for tests). */
-    long callerTurns() {
-        List<IoLoop> started = loops;
-        long n = 0;
-        if (started != null) {
-            for (IoLoop loop : started) {
-                n += loop.callerTurns();
-            }
-        }
-        return n;
     }
 }

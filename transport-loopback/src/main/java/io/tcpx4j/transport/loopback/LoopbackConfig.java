@@ -22,20 +22,9 @@ import java.util.Objects;
  *                           receive (2048 pages) must fit, and page offsets must fit a u32
  * @param ioThreads          I/O threads per transport, 1..16
  * @param faults             fault injection, {@link Faults#NONE} for none
- * @param callerDrives       whether an engine driven by its caller ({@code Engine.progress()}) also runs the
- *                           socket turns on the caller's thread ({@link LoopbackTransport#drive()}), and an
- *                           engine's agent thread on its own while it has requests out, the I/O threads
- *                           parked meanwhile; default {@link #callerDrivesByDefault()}: on hosts with
- *                           fewer than 8 CPUs, where the I/O threads starve next to a host's pollers, off
- *                           where they have cores of their own and move the sockets in parallel with the
- *                           caller (tcpx_bench, 64 KiB x 64 WRITE: 1,967-2,061 us driven against 2,752-3,270
- *                           on 2 CPUs; 1,360-1,615 against 580-906 on 16; commits 8e64420, 4989fc1)
  */
 public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, boolean devmem, boolean cudaAsHost,
-                             int bouncePagesPerComm, int ioThreads, Faults faults, boolean callerDrives) {
-
-    /** Hosts with fewer CPUs than this let callers drive the sockets by default. */
-    public static final int CALLER_DRIVES_BELOW_CPUS = 8;
+                             int bouncePagesPerComm, int ioThreads, Faults faults) {
 
     /** 8192 pages = 32 MiB: 16 receives of 2 MiB, or 8 of the engine's 4 MiB maximum chunk. */
     public static final int DEFAULT_BOUNCE_PAGES = 8192;
@@ -52,73 +41,49 @@ public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, b
     }
 
     /**
-     * 127.0.0.1, one device, 2 sockets per comm, devmem on (faithful by default), 2 I/O threads, no faults,
-     * callers drive the sockets on small hosts.
+     * 127.0.0.1, one device, 2 sockets per comm, devmem on (faithful by default), 2 I/O threads, no faults.
      */
     public static LoopbackConfig defaults() {
-        return new LoopbackConfig("127.0.0.1", 1, 2, true, false, DEFAULT_BOUNCE_PAGES, 2, Faults.NONE,
-                callerDrivesByDefault());
-    }
-
-    /** Whether callers drive the sockets by default here: fewer than {@link #CALLER_DRIVES_BELOW_CPUS} CPUs. */
-    public static boolean callerDrivesByDefault() {
-        return Runtime.getRuntime().availableProcessors() < CALLER_DRIVES_BELOW_CPUS;
+        return new LoopbackConfig("127.0.0.1", 1, 2, true, false, DEFAULT_BOUNCE_PAGES, 2, Faults.NONE);
     }
 
     public LoopbackConfig withBindHost(String v) {
         return new LoopbackConfig(v, devices, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm,
-                ioThreads, faults, callerDrives);
+                ioThreads, faults);
     }
 
     public LoopbackConfig withDevices(int v) {
         return new LoopbackConfig(bindHost, v, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm,
-                ioThreads, faults, callerDrives);
-    }
-
-    /**
-     * This config with one socket per comm where callers drive the sockets ({@link #callerDrives}): one
-     * thread moves the sockets one after another there, so a second socket adds system calls, not
-     * parallelism (tcpx_bench, 2-core box, ABBA against two: 64 MiB WRITE 4.01-4.65 GB/s against
-     * 3.03-3.65, READ 4.21-4.67 against 3.08-3.79; bench, 64 KiB x 64 WRITE 1.1-1.6x the bytes per
-     * second; commit 5d113d0). Unchanged where the I/O threads move the sockets in parallel.
-     */
-    public LoopbackConfig withCallerDefaults() {
-        return callerDrives ? withSocketsPerComm(1) : this;
+                ioThreads, faults);
     }
 
     public LoopbackConfig withSocketsPerComm(int v) {
         return new LoopbackConfig(bindHost, devices, v, devmem, cudaAsHost, bouncePagesPerComm, ioThreads,
-                faults, callerDrives);
+                faults);
     }
 
     public LoopbackConfig withDevmem(boolean v) {
         return new LoopbackConfig(bindHost, devices, socketsPerComm, v, cudaAsHost, bouncePagesPerComm,
-                ioThreads, faults, callerDrives);
+                ioThreads, faults);
     }
 
     public LoopbackConfig withCudaAsHost(boolean v) {
         return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, v, bouncePagesPerComm, ioThreads,
-                faults, callerDrives);
+                faults);
     }
 
     public LoopbackConfig withBouncePagesPerComm(int v) {
-        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, cudaAsHost, v, ioThreads, faults,
-                callerDrives);
+        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, cudaAsHost, v, ioThreads, faults);
     }
 
     public LoopbackConfig withIoThreads(int v) {
         return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm, v,
-                faults, callerDrives);
-    }
-
-    public LoopbackConfig withCallerDrives(boolean v) {
-        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm, ioThreads,
-                faults, v);
+                faults);
     }
 
     public LoopbackConfig withFaults(Faults v) {
         return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm,
-                ioThreads, v, callerDrives);
+                ioThreads, v);
     }
 
     /**

@@ -135,6 +135,15 @@ public final class LoopbackTransport implements NetTransport {
         wakes = rest.toArray(new Runnable[0]);
     }
 
+    /**
+     * Every completion, failure and connect or accept that became ready calls {@link #signalProgress()};
+     * only injected completion delays ({@link LoopbackConfig.Faults#completionDelay()}) end unannounced.
+     */
+    @Override
+    public boolean signalsProgress() {
+        return config.faults().completionDelay().isZero();
+    }
+
     /** Any thread: a request completed, a comm failed, or a connect or accept became ready. */
     void signalProgress() {
         for (Runnable w : wakes) {
@@ -352,26 +361,6 @@ public final class LoopbackTransport implements NetTransport {
         } else {
             NativeMemory.free(memory.address());
         }
-    }
-
-    /**
-     * Runs one turn of every I/O loop on the calling thread (see {@link IoLoop#drive()}), if
-     * {@link LoopbackConfig#callerDrives()}; else nothing (the I/O threads do the socket work).
-     */
-    @Override
-    public int drive() {
-        return config.callerDrives() ? loops.drive() : 0;
-    }
-
-    /** {@link LoopbackConfig#callerDrives()}. */
-    @Override
-    public boolean drivable() {
-        return config.callerDrives();
-    }
-
-    /** Turns callers ran on the I/O loops so far (for tests). */
-    long callerTurns() {
-        return loops.callerTurns();
     }
 
     private void checkOpen() {

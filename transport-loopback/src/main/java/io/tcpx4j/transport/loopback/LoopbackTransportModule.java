@@ -36,12 +36,11 @@ public final class LoopbackTransportModule extends AbstractModule {
 
     /**
      * The {@link LoopbackConfig#defaults() default} config with devmem off: 127.0.0.1, and host receives
-     * land in place, as they do on TCPX (bounce pages only for CUDA memory), and one socket per comm where
-     * callers drive the sockets ({@link LoopbackConfig#withCallerDefaults()}). What the NIXL backend's
+     * land in place, as they do on TCPX (bounce pages only for CUDA memory). What the NIXL backend's
      * {@code transport=loopback} loads.
      */
     public LoopbackTransportModule() {
-        this(LoopbackConfig.defaults().withDevmem(false).withCallerDefaults());
+        this(LoopbackConfig.defaults().withDevmem(false));
     }
 
     @Override

@@ -59,14 +59,6 @@ class LoopbackTransportTest {
     }
 
     @Test
-    void callerDefaultsTakeOneSocketPerCommOnlyWhereCallersDrive() {
-        LoopbackConfig d = LoopbackConfig.defaults().withSocketsPerComm(4);
-        assertThat(d.withCallerDrives(true).withCallerDefaults().socketsPerComm()).isEqualTo(1);
-        assertThat(d.withCallerDrives(false).withCallerDefaults().socketsPerComm()).isEqualTo(4);
-        assertThat(d.withCallerDrives(true).withCallerDefaults()).isEqualTo(d.withCallerDrives(true).withSocketsPerComm(1));
-    }
-
-    @Test
     void constructionDoesNoIo() {
         LoopbackTransport t = new LoopbackTransport(LoopbackConfig.defaults().withBindHost("no-such-host.invalid"));
         transports.add(t);
@@ -159,9 +151,8 @@ class LoopbackTransportTest {
         assertThat(t).isInstanceOf(LoopbackTransport.class).isSameAs(plain.getInstance(NetTransport.class));
         assertThat(t.capabilities()).doesNotContain(Capability.CUDA_MEMORY);
         assertThat(plain.getInstance(LoopbackConfig.class).devmem()).as("host receives land in place").isFalse();
-        LoopbackConfig c = plain.getInstance(LoopbackConfig.class);
-        assertThat(c.socketsPerComm()).as("one socket per comm where callers drive them")
-                .isEqualTo(c.callerDrives() ? 1 : LoopbackConfig.defaults().socketsPerComm());
+        assertThat(plain.getInstance(LoopbackConfig.class).socketsPerComm())
+                .isEqualTo(LoopbackConfig.defaults().socketsPerComm());
 
         Injector withGpu = Guice.createInjector(new LoopbackTransportModule(LoopbackConfig.defaults()),
                 new AbstractModule() {

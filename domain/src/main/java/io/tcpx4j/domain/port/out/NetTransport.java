@@ -97,32 +97,19 @@ public interface NetTransport extends AutoCloseable {
      * failed, or a pending connect or accept may have become ready, so that a waiting engine reacts at
      * once. {@code wake} is cheap and thread-safe; call it from any transport thread, holding no lock.
      * Several engines may share one transport: each call adds a listener. Returns what removes it.
-     * A transport that cannot tell (TCPX completes requests only inside {@link #test}) keeps this
-     * default and is polled while the engine has requests out.
+     * Default: the transport never calls it (see {@link #signalsProgress()}).
      */
     default Runnable wakeOnProgress(Runnable wake) {
         return () -> { };
     }
 
     /**
-     * Runs a share of the transport's own I/O on the calling thread, if it has threads of its own for
-     * it (the loopback transport's socket work), and returns how much it found (0: nothing). An engine
-     * driven by its caller ({@code Engine.progress()}) calls this in each duty cycle, so that a host whose
-     * polling threads hold every core still moves its bytes; if {@link #drivable()}, the engine's own
-     * agent thread calls it in each cycle while it holds requests, so that its chunks need no hand-off
-     * to another thread. While
-     * calls keep coming, the transport may keep its own threads off the CPU. Thread-safe. Default:
-     * nothing to drive (TCPX does its I/O inside the plugin calls).
+     * Whether {@link #wakeOnProgress} wakes for every event that can move a request, comm, connect or
+     * accept on, so that an engine with requests out may block until woken. False (the default) for a
+     * transport that completes requests only inside {@link #test} (TCPX): an engine polls it while it
+     * holds requests. Constant for the transport's life.
      */
-    default int drive() {
-        return 0;
-    }
-
-    /**
-     * Whether {@link #drive()} does any of this transport's I/O, so that an engine with requests out
-     * should call it in each duty cycle. Constant for the transport's life. Default: false.
-     */
-    default boolean drivable() {
+    default boolean signalsProgress() {
         return false;
     }
 

@@ -53,6 +53,15 @@ public interface Unpacker extends AutoCloseable {
     /** Whether a batch has completed. Throws a TransferException (BACKEND) if it failed. */
     boolean isDone(long ticket);
 
+    /**
+     * Whether every batch is complete when {@link #submit()} returns (the CPU copies inside the calls), so
+     * that no batch is ever worth polling for. False (the default) for an unpacker whose batches run on
+     * a device and finish later. Constant for the unpacker's life.
+     */
+    default boolean completesOnSubmit() {
+        return false;
+    }
+
     @Override
     default void close() {
     }
