@@ -6,8 +6,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * How a driver of a progress agent waits after duty cycles that found nothing to do: it spins for the
- * configured time (the next event is usually a round trip away), then asks its {@link Waiter} to block
- * in the kernel until an event; where something in flight must be polled instead (a transport that
+ * configured time (the next event is usually a round trip away) unless the thread has lately waited for
+ * a CPU ({@link CpuContention}: then the spin would only delay the threads it waits for), then asks its
+ * {@link Waiter} to block in the kernel until an event; where something in flight must be polled instead (a transport that
  * cannot signal completions, a GPU batch), it parks for {@link Progress#MIN_PARK_NANOS}, doubling up to
  * {@link Progress#MAX_PARK_NANOS}, until work turns up.
  *
@@ -26,14 +27,18 @@ final class IdleWait implements IdleStrategy {
 
     private final long spinNanos;
     private final Waiter waiter;
+    private final CpuContention contention;
+    /** The spin of the current run of empty cycles: {@link #spinNanos}, or 0 on a contended CPU. */
+    private long spinNow;
     /** Whether the last cycle found nothing to do, and since when. */
     private boolean idling;
     private long idleSince;
     private long parkNanos;
 
-    IdleWait(long spinNanos, Waiter waiter) {
+    IdleWait(long spinNanos, Waiter waiter, CpuContention contention) {
         this.spinNanos = spinNanos;
         this.waiter = waiter;
+        this.contention = contention;
     }
 
     @Override
@@ -51,8 +56,9 @@ final class IdleWait implements IdleStrategy {
         if (!idling) {
             idling = true;
             idleSince = now;
+            spinNow = spinNanos > 0 && contention.contended(now) ? 0 : spinNanos;
         }
-        if (now - idleSince < spinNanos) {
+        if (now - idleSince < spinNow) {
             Thread.onSpinWait();
             return;
         }

@@ -17,7 +17,8 @@ import java.util.Objects;
  *       {@code progress()}, {@code driveUntilEnded} and {@code Transfer.await}, one at a time. Nothing moves
  *       (heartbeats included) while no thread calls, so a caller calls at least every heartbeat.</li>
  * </ul>
- * A driver that finds no work spins for {@link #spin()}, then blocks on the agent's sockets (control
+ * A driver that finds no work spins for {@link #spin()} (not while its thread has lately waited for a
+ * CPU: {@code CpuContention}), then blocks on the agent's sockets (control
  * streams, listener) and its wake-ups (commands, transport completions) until one of them is ready: the
  * kernel wakes the thread that handles the event. While requests are out on a transport that cannot
  * signal completions (TCPX completes requests only inside {@code test}), or a GPU batch runs, it polls

@@ -114,7 +114,8 @@ final class ProgressAgent implements Agent, Xfer.Driver {
             }
         });
         if (ctx.config().progress().driver() == Progress.Driver.THREAD) {
-            IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(maxBlockMillis));
+            IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(maxBlockMillis),
+                    new CpuContention(CpuContention::readSchedstat));
             runner = new AgentRunner(idle, this::failedOnThread, null, this);
             AgentRunner.startOnThread(runner, r -> {
                 Thread t = new Thread(r);
@@ -239,7 +240,7 @@ final class ProgressAgent implements Agent, Xfer.Driver {
     public TransferStatus driveUntilEnded(Xfer x, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(Math.min(maxBlockMillis,
-                Math.max(0, (deadline - System.nanoTime()) / 1_000_000))));
+                Math.max(0, (deadline - System.nanoTime()) / 1_000_000))), CpuContention.ofCurrentThread());
         while (!x.isEnded()) {
             int work = doWork();
             if (x.isEnded() || System.nanoTime() - deadline >= 0) {
