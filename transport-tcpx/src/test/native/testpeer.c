@@ -22,7 +22,7 @@
  *     address from the path and crashes on a null one).
  * Environment: TCPX4J_TESTPEER_INIT_EXIT=1 makes init call exit(1) (TCPX does that when the CUDA
  * driver fails), TCPX4J_TESTPEER_INIT_FAIL=1 makes init return ncclInternalError,
- * TCPX4J_TESTPEER_NO_PCI=1 makes getProperties report a null PCI path, TCPX4J_TESTPEER_NO_BOUNCE=1
+ * TCPX4J_TESTPEER_NO_BOUNCE=1
  * makes accept publish an unpack handle without a bounce buffer, TCPX4J_TESTPEER_NO_HOST_WARN=1 (read
  * by init) leaves out the WARN per host-memory receive step, which a benchmark of the call path
  * would otherwise measure.
@@ -36,7 +36,8 @@
  * getDeviceMr and irecvConsumed are null, with a HOST device type and receives that give their slot
  * back when they test done (aws-ofi-nccl), and with -DPEER_NULL_IO for a host-memory-only plugin that
  * moves no bytes: every request completes at its first test (receives report their posted size), so
- * what is left is the cost of calling it.
+ * what is left is the cost of calling it, and with -DPEER_NO_PCI for a plugin whose only device has no
+ * PCI path, as TCPX on a virtual interface such as lo.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -251,8 +252,11 @@ static bool devmem_receive(struct request *r) {
 }
 
 static bool no_pci(void) {
-  const char *e = getenv("TCPX4J_TESTPEER_NO_PCI");
-  return e && e[0] == '1';
+#ifdef PEER_NO_PCI
+  return true;
+#else
+  return false;
+#endif
 }
 
 /* ---- the ncclNet functions ---- */

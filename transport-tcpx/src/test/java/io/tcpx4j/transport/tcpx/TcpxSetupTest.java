@@ -5,6 +5,7 @@ import com.sun.jna.Memory;
 import com.sun.jna.NativeLibrary;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
@@ -231,24 +232,20 @@ class TcpxSetupTest {
     }
 
     @Test
-    void cudaRegistrationOnADeviceWithoutAPciPathIsRefusedBeforeThePluginSeesIt() {
-        TcpxTransport t;
-        LibC.setenv("TCPX4J_TESTPEER_NO_PCI", "1");
-        try {
-            t = open("v7", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
-            assertThat(t.properties(0).pciPath()).isEmpty();
-            TestPeers.Pair pair = TestPeers.Pair.connect(t);
-            long buf = alloc(4096);
-            long before = misuse("v7");
-            assertThatThrownBy(() -> t.register(pair.send(), buf, 4096, PtrType.CUDA))
-                    .isInstanceOfSatisfying(TransferException.class, e -> assertThat(e.code())
-                            .isEqualTo(TransferException.Code.NOT_SUPPORTED))
-                    .hasMessageContaining("no PCI path");
-            assertThat(misuse("v7")).as("the plugin's regMr was not called").isEqualTo(before);
-            t.deregister(pair.send(), t.register(pair.send(), buf, 4096, PtrType.HOST));
-        } finally {
-            LibC.unsetenv("TCPX4J_TESTPEER_NO_PCI");
-        }
+    void aDeviceWithoutAPciPathDeclaresNoCudaMemoryAndItsCudaRegistrationsNeverReachThePlugin() {
+        TcpxTransport t = open("v7-nopci", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+        assertThat(t.properties(0).pciPath()).isEmpty();
+        assertThat(t.properties(0).supports(PtrType.CUDA)).as("the plugin's own pointer support").isTrue();
+        assertThat(t.capabilities(0)).as("undeclared, so callers never try").doesNotContain(Capability.CUDA_MEMORY);
+        TestPeers.Pair pair = TestPeers.Pair.connect(t);
+        long buf = alloc(4096);
+        long before = misuse("v7-nopci");
+        assertThatThrownBy(() -> t.register(pair.send(), buf, 4096, PtrType.CUDA))
+                .isInstanceOfSatisfying(TransferException.class, e -> assertThat(e.code())
+                        .isEqualTo(TransferException.Code.NOT_SUPPORTED))
+                .hasMessageContaining("no PCI path");
+        assertThat(misuse("v7-nopci")).as("the plugin's regMr was not called").isEqualTo(before);
+        t.deregister(pair.send(), t.register(pair.send(), buf, 4096, PtrType.HOST));
     }
 
     // ---- optional table entries

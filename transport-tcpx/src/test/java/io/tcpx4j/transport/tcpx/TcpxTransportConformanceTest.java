@@ -70,6 +70,7 @@ class TcpxTransportConformanceTest {
         @Test
         void declaresCudaMemoryAndDevmemReceives() {
             assertThat(a.capabilities()).containsExactlyInAnyOrder(Capability.CUDA_MEMORY, Capability.DEVMEM_RECEIVE);
+            assertThat(a.capabilities(0)).isEqualTo(a.capabilities());
         }
     }
 
@@ -89,6 +90,29 @@ class TcpxTransportConformanceTest {
         @Test
         void declaresCudaMemoryOnly() {
             assertThat(a.capabilities()).containsExactly(Capability.CUDA_MEMORY);
+        }
+    }
+
+    /**
+     * A v7 plugin whose only device takes CUDA memory by its pointer support but has no PCI path, as TCPX
+     * on a virtual interface such as lo: CUDA registration there would crash TCPX, so the device declares
+     * neither CUDA memory nor devmem receives, and the TCK sees them undeclared (NOT_SUPPORTED, receives in
+     * place) rather than refused after being declared.
+     */
+    @Nested
+    class V7WithoutPciPath extends OverTestPeer {
+
+        @Override
+        String peer() {
+            return "v7-nopci";
+        }
+
+        @Test
+        void declaresNoCapabilityForTheDeviceAlthoughItsPointerSupportNamesCuda() {
+            assertThat(a.properties(0).supports(PtrType.CUDA)).isTrue();
+            assertThat(a.properties(0).pciPath()).isEmpty();
+            assertThat(a.capabilities(0)).isEmpty();
+            assertThat(a.capabilities()).isEmpty();
         }
     }
 
@@ -133,6 +157,7 @@ class TcpxTransportConformanceTest {
         @Test
         void declaresCudaMemoryAndDevmemReceives() {
             assertThat(a.capabilities()).containsExactlyInAnyOrder(Capability.CUDA_MEMORY, Capability.DEVMEM_RECEIVE);
+            assertThat(a.capabilities(0)).isEqualTo(a.capabilities());
         }
     }
 
