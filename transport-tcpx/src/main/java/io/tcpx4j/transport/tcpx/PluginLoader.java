@@ -103,12 +103,15 @@ final class PluginLoader {
         if (set != null) {
             if (!set.trim().equals(Long.toString(value))) {
                 LOG.log(System.Logger.Level.INFO, "{0}={1} from the environment is kept; the engine''s chunks are {2}"
-                        + " bytes, so the plugin schedules each chunk in pieces of that size", CHUNK_ENV, set, value);
+                        + " bytes, so the plugin schedules each chunk in pieces of that size", CHUNK_ENV, set,
+                        Long.toString(value));
             }
             return;
         }
         if (LibC.setenvIfAbsent(CHUNK_ENV, Long.toString(value))) {
-            LOG.log(System.Logger.Level.INFO, "{0} was unset; set it to {1} for the TCPX plugin", CHUNK_ENV, value);
+            // the value as a string: a number argument would be formatted for the locale (524,288)
+            LOG.log(System.Logger.Level.INFO, "{0} was unset; set it to {1} for the net plugin", CHUNK_ENV,
+                    Long.toString(value));
         }
     }
 
