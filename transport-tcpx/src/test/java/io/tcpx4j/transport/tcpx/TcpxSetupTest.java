@@ -167,24 +167,50 @@ class TcpxSetupTest {
         assertThatThrownBy(() -> t.accept(l)).isInstanceOf(TransferException.class);
     }
 
+    /**
+     * A listener whose connects take as long as TCPX's do (a connect thread per attempt, several sockets
+     * each): the test peer's connect to its handle says "not yet" for {@code millis} after its first call.
+     */
+    private static Listener listenWithConnectTime(TcpxTransport t, int millis) {
+        LibC.setenv(CONNECT_MS_ENV, Integer.toString(millis));
+        try {
+            return t.listen(0); // the peer reads the variable in listen and keeps it in the handle
+        } finally {
+            LibC.unsetenv(CONNECT_MS_ENV);
+        }
+    }
+
+    private static final String CONNECT_MS_ENV = "TCPX4J_TESTPEER_CONNECT_MS";
+    /** How long the test peer's connects take in the tests that set-up times matter to: TCPX-like. */
+    private static final int PLUGIN_CONNECT_MS = 300;
+
+    @Test
+    void aConnectSlowerThanTheSetupTimeoutFailsAndOneWithinItConnects() {
+        TcpxTransport impatient = open("v7", Duration.ofMillis(PLUGIN_CONNECT_MS / 3));
+        Listener l = listenWithConnectTime(impatient, PLUGIN_CONNECT_MS);
+        byte[] h = l.handle();
+        TransferException e = awaitFailure(() -> impatient.connect(0, h));
+        assertThat(e.code()).isEqualTo(TransferException.Code.BACKEND);
+        assertThat(e.getMessage()).contains("connect did not complete within " + PLUGIN_CONNECT_MS / 3 + " ms");
+        TcpxTransport t = open("v7", Duration.ofMillis(10L * PLUGIN_CONNECT_MS));
+        long t0 = System.nanoTime();
+        TestPeers.Pair pair = TestPeers.Pair.connect(t, listenWithConnectTime(t, PLUGIN_CONNECT_MS));
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("the plugin's connect time")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(PLUGIN_CONNECT_MS));
+        roundTrip(t, pair.send(), pair.recv(), 4096);
+    }
+
     @Test
     void aSendCommThatArrivesAfterItsCallerStoppedAskingIsClosedNotLeaked() throws InterruptedException {
-        TcpxTransport t = open("v7", Duration.ofMillis(200));
-        Listener l = t.listen(0);
-        // the attempt starts; its caller never asks again. On a busy machine the plugin's connect may
-        // already have finished when the first call returns: then start over with a new listener
-        for (int tries = 0; tries < 20; tries++) {
-            SendComm early = t.connect(0, l.handle());
-            if (early == null) {
-                break;
-            }
-            t.closeSend(early);
-            t.closeListen(l);
-            l = t.listen(0);
-        }
-        Listener listener = l;
-        RecvComm recv = pollUntil(() -> t.accept(listener), "accept");
-        Thread.sleep(600); // past the attempt's deadline and one more setupTimeout
+        Duration setupTimeout = Duration.ofMillis(4L * PLUGIN_CONNECT_MS);
+        TcpxTransport t = open("v7", setupTimeout);
+        Listener l = listenWithConnectTime(t, PLUGIN_CONNECT_MS);
+        // the attempt starts (the plugin's connect takes a while, so the first call never has the comm);
+        // its caller never asks again
+        assertThat(t.connect(0, l.handle())).isNull();
+        RecvComm recv = pollUntil(() -> t.accept(l), "accept");
+        // past the attempt's deadline and one more setupTimeout: nobody will claim its comm
+        Thread.sleep(2 * setupTimeout.toMillis() + 100);
         assertThat(t.connect(0, t.listen(0).handle())).isNull(); // a later connect drops abandoned attempts
         long dst = alloc(4096);
         MemoryRegistration rr = t.register(recv, dst, 4096, PtrType.HOST);
