@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.HashSet;
 import java.util.Set;
 
@@ -45,11 +46,16 @@ final class TestPeers {
         return dir().resolve("libtcpx4j-net-testpeer-" + variant + ".so").toAbsolutePath().toString();
     }
 
-    /** A private copy under a new name: a fresh dlopen, separate from every other test's. */
+    /**
+     * A private copy under a new name: a fresh dlopen, separate from every other test's. Its bytes end in
+     * a trailer naming it (past everything the loader maps), so that it is no byte-for-byte copy of a
+     * library already loaded, which the loader refuses ({@link LoadedPlugins}).
+     */
     static String copy(String variant, Path tempDir, String name) {
         try {
             Path to = tempDir.resolve("libtcpx4j-net-testpeer-" + name + ".so");
             Files.copy(Path.of(path(variant)), to, StandardCopyOption.REPLACE_EXISTING);
+            Files.writeString(to, "tcpx4j test copy " + name + " " + System.nanoTime(), StandardOpenOption.APPEND);
             return to.toString();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
