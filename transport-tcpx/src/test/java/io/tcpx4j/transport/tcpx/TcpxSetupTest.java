@@ -2,7 +2,6 @@ package io.tcpx4j.transport.tcpx;
 
 import com.sun.jna.Function;
 import com.sun.jna.Memory;
-import com.sun.jna.NativeLibrary;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Capability;
@@ -60,7 +59,7 @@ class TcpxSetupTest {
 
     /** The peer's count of calls that would crash TCPX (second accept, CUDA registration without a PCI path). */
     private static long misuse(String variant) {
-        Function f = NativeLibrary.getInstance(TestPeers.path(variant)).getFunction("tcpx4j_testpeer_misuse");
+        Function f = TestPeers.extra(variant, "tcpx4j_testpeer_misuse");
         return f.invokeLong(new Object[0]);
     }
 
@@ -135,7 +134,7 @@ class TcpxSetupTest {
         Listener l = t.listen(0);
         TransferException e = awaitFailure(() -> t.accept(l));
         assertThat(e.code()).isEqualTo(TransferException.Code.BACKEND);
-        assertThat(e.getMessage()).contains("tcpx4j-testpeer-v7", "accept did not complete within 300 ms",
+        assertThat(e.getMessage()).contains(t.pluginName(), "accept did not complete within 300 ms",
                 "setupTimeout", "never connected");
         assertTimeoutPreemptively(HANG_GUARD, () -> t.closeListen(l), "closeListen waited for the blocked accept");
         assertThatThrownBy(() -> t.accept(l)).isInstanceOf(TransferException.class).hasMessageContaining("closed");
@@ -149,7 +148,7 @@ class TcpxSetupTest {
         byte[] h = l.handle();
         TransferException e = awaitFailure(() -> t.connect(0, h));
         assertThat(e.code()).isEqualTo(TransferException.Code.BACKEND);
-        assertThat(e.getMessage()).contains("tcpx4j-testpeer-v7", "connect did not complete within 3000 ms",
+        assertThat(e.getMessage()).contains(t.pluginName(), "connect did not complete within 3000 ms",
                 "never accepted");
         assertTimeoutPreemptively(HANG_GUARD, () -> t.closeListen(l), "closeListen hung");
         TestPeers.Pair pair = TestPeers.Pair.connect(t);
@@ -172,6 +171,9 @@ class TcpxSetupTest {
      * each): the test peer's connect to its handle says "not yet" for {@code millis} after its first call.
      */
     private static Listener listenWithConnectTime(TcpxTransport t, int millis) {
+        if (TestPeers.realPlugin() != null) {
+            return t.listen(0); // a real plugin takes its own time
+        }
         LibC.setenv(CONNECT_MS_ENV, Integer.toString(millis));
         try {
             return t.listen(0); // the peer reads the variable in listen and keeps it in the handle
@@ -186,6 +188,7 @@ class TcpxSetupTest {
 
     @Test
     void aConnectSlowerThanTheSetupTimeoutFailsAndOneWithinItConnects() {
+        TestPeers.requireTestPeer(CONNECT_MS_ENV + " (a real plugin's connect time is its own)");
         TcpxTransport impatient = open("v7", Duration.ofMillis(PLUGIN_CONNECT_MS / 3));
         Listener l = listenWithConnectTime(impatient, PLUGIN_CONNECT_MS);
         byte[] h = l.handle();
@@ -239,6 +242,7 @@ class TcpxSetupTest {
 
     @Test
     void aReceiveCommWithoutABounceBufferReceivesHostMemoryAndRefusesCudaReceives() {
+        TestPeers.requireTestPeer("TCPX4J_TESTPEER_NO_BOUNCE");
         LibC.setenv("TCPX4J_TESTPEER_NO_BOUNCE", "1");
         TcpxTransport t;
         TestPeers.Pair pair;

@@ -1,5 +1,7 @@
 package io.tcpx4j.transport.tcpx;
 
+import com.sun.jna.Function;
+import com.sun.jna.NativeLibrary;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Listener;
@@ -17,11 +19,38 @@ import java.util.HashSet;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** The C test peer builds (src/test/native/testpeer.c, compiled by the Maven build) and helpers. */
+/**
+ * The C test peer builds (src/test/native/testpeer.c, compiled by the Maven build) and helpers. With
+ * the system property {@value #REAL_PLUGIN} naming a real net plugin library, that library stands in
+ * for the v7 build, and every test that needs another build or the peer's own symbols and switches is
+ * skipped, saying which (docs/TCPX.md: running the tests against a real plugin).
+ */
 final class TestPeers {
 
+    /** A real net plugin library to run the tests against instead of the test peer's v7 build. */
+    static final String REAL_PLUGIN = "tcpx4j.test.plugin";
+
     private TestPeers() {
+    }
+
+    /** The real plugin library the tests run against, or null for the test peer. */
+    static String realPlugin() {
+        String p = System.getProperty(REAL_PLUGIN);
+        return p == null || p.isBlank() ? null : p;
+    }
+
+    /** Skips the calling test when a real plugin stands in for the peer: it needs {@code what} of the peer. */
+    static void requireTestPeer(String what) {
+        assumeTrue(realPlugin() == null, () -> "needs the test peer's " + what + "; " + REAL_PLUGIN
+                + " names a real plugin (" + realPlugin() + ")");
+    }
+
+    /** One of the test peer's own exported functions (not part of ncclNet); skips under a real plugin. */
+    static Function extra(String variant, String symbol) {
+        requireTestPeer(symbol + "()");
+        return NativeLibrary.getInstance(path(variant)).getFunction(symbol);
     }
 
     static Path dir() {
@@ -43,6 +72,12 @@ final class TestPeers {
 
     /** v5, v6, v7, v8, v7-hostonly, v7-blocking, v8-nullopt, v7-nullio or nosym (see the pom). */
     static String path(String variant) {
+        if (realPlugin() != null) {
+            if (variant.equals("v7")) {
+                return realPlugin();
+            }
+            requireTestPeer(variant + " build (the real plugin stands in for v7 only)");
+        }
         return dir().resolve("libtcpx4j-net-testpeer-" + variant + ".so").toAbsolutePath().toString();
     }
 
@@ -52,6 +87,7 @@ final class TestPeers {
      * library already loaded, which the loader refuses ({@link LoadedPlugins}).
      */
     static String copy(String variant, Path tempDir, String name) {
+        requireTestPeer("private copies (a second copy of a real plugin's library may abort the process)");
         try {
             Path to = tempDir.resolve("libtcpx4j-net-testpeer-" + name + ".so");
             Files.copy(Path.of(path(variant)), to, StandardCopyOption.REPLACE_EXISTING);
