@@ -24,7 +24,8 @@
  *     address from the path and crashes on a null one).
  * Two modes make it as slow as TCPX, where tests must not rely on speed: TCPX4J_TESTPEER_CONNECT_MS=<ms>,
  * read by listen, makes every connect to that listener's handle say "not yet" for that long after its
- * first call (TCPX connects on a thread of its own, taking tenths of a second), and
+ * first call (TCPX connects on a thread of its own, socket by socket, while its connect says "not
+ * yet"), and
  * TCPX4J_TESTPEER_LATE_TESTS=<n>, read by init, makes every request report done only at the n-th test
  * that finds its bytes moved (TCPX's sockets move bytes on threads of their own, so when a request
  * reports done depends on timing, not on how often it was tested).
