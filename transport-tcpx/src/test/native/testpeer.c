@@ -6,8 +6,10 @@
  *   - 16 request slots per comm; the 17th isend/irecv fails with ncclInternalError (3);
  *   - test() only on the oldest uncompleted request of a comm (else 3); test never writes sizes;
  *   - irecv takes n == 1 only; iflush fails (TCPX must never be asked to flush);
- *   - v7+: accept needs a non-null, 16-byte aligned device-handle buffer; every receive holds its
- *     slot until irecvConsumed, strictly FIFO;
+ *   - v7+: accept says "not yet" (success, null comm) while no peer has connected, without looking at
+ *     the device handle; once a peer is there it writes the device handle through the pointer it got
+ *     (none when that pointer is null; a null buffer behind it is misuse, where TCPX would crash);
+ *     every receive holds its slot until irecvConsumed, strictly FIFO;
  *   - v7+: receives registered as NCCL_PTR_CUDA (plain host memory here) land in scattered,
  *     permuted 4 KiB bounce pages and are reported as 16-byte fragments through an "unpack slot"
  *     that sits at the same offsets inside the request as in the 2024 TCPX plugin on x86-64
@@ -20,9 +22,16 @@
  *     counted by tcpx4j_testpeer_misuse());
  *   - CUDA registration on a device without a PCI path is misuse too (TCPX derives the NIC's PCI
  *     address from the path and crashes on a null one).
+ * Two modes make it as slow as TCPX, where tests must not rely on speed: TCPX4J_TESTPEER_CONNECT_MS=<ms>,
+ * read by listen, makes every connect to that listener's handle say "not yet" for that long after its
+ * first call (TCPX connects on a thread of its own, socket by socket, while its connect says "not
+ * yet"), and
+ * TCPX4J_TESTPEER_LATE_TESTS=<n>, read by init, makes every request report done only at the n-th test
+ * that finds its bytes moved (TCPX's sockets move bytes on threads of their own, so when a request
+ * reports done depends on timing, not on how often it was tested).
  * Environment: TCPX4J_TESTPEER_INIT_EXIT=1 makes init call exit(1) (TCPX does that when the CUDA
  * driver fails), TCPX4J_TESTPEER_INIT_FAIL=1 makes init return ncclInternalError,
- * TCPX4J_TESTPEER_NO_PCI=1 makes getProperties report a null PCI path, TCPX4J_TESTPEER_NO_BOUNCE=1
+ * TCPX4J_TESTPEER_NO_BOUNCE=1
  * makes accept publish an unpack handle without a bounce buffer, TCPX4J_TESTPEER_NO_HOST_WARN=1 (read
  * by init) leaves out the WARN per host-memory receive step, which a benchmark of the call path
  * would otherwise measure.
@@ -36,7 +45,8 @@
  * getDeviceMr and irecvConsumed are null, with a HOST device type and receives that give their slot
  * back when they test done (aws-ofi-nccl), and with -DPEER_NULL_IO for a host-memory-only plugin that
  * moves no bytes: every request completes at its first test (receives report their posted size), so
- * what is left is the cost of calling it.
+ * what is left is the cost of calling it, and with -DPEER_NO_PCI for a plugin whose only device has no
+ * PCI path, as TCPX on a virtual interface such as lo.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,6 +63,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(PEER_NO_CONSUMED) && PEER_NET_VERSION < 7
@@ -88,6 +99,7 @@ static peer_logger peer_log;
 
 static volatile long misuse_count;
 static int no_host_warn;
+static int late_tests; /* a request reports done at the late_tests-th test that finds it finished */
 
 /* The arguments of this thread's last data-path calls, as tcpx4j_testpeer_last() names them. */
 enum {
@@ -176,6 +188,7 @@ struct request {
   int done;                 /* 52 */
   struct unpack_view unpack;/* 56: active 56, index 64, frags 72, count 80, cache 88 */
   uint32_t hdr;
+  int tests;                /* tests since its bytes moved */
 };
 _Static_assert(offsetof(struct request, unpack) == 56, "unpack slot at 56 like TCPX 2024");
 _Static_assert(offsetof(struct request, unpack) + offsetof(struct unpack_view, frags) == 72, "fragments at 72");
@@ -209,6 +222,8 @@ struct conn_handle {        /* lives in the caller's 128-byte handle */
   uint16_t port;
   uint16_t stage;           /* connect progress kept in the handle, as NCCL socket plugins do */
   int fd;
+  uint32_t connect_ms;      /* TCPX4J_TESTPEER_CONNECT_MS when the listener was made */
+  uint64_t ready_ns;        /* CLOCK_MONOTONIC time before which connect says "not yet" */
 };
 _Static_assert(sizeof(struct conn_handle) <= 128, "handle size");
 
@@ -246,13 +261,30 @@ static long io_step(struct comm *c, int send_side, char *p, size_t len) {
   return -1;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* A non-negative integer from the environment, or 0. */
+static int env_int(const char *name) {
+  const char *e = getenv(name);
+  if (e == NULL) return 0;
+  long v = strtol(e, NULL, 10);
+  return v < 0 || v > INT_MAX ? 0 : (int)v;
+}
+
 static bool devmem_receive(struct request *r) {
   return PEER_CONSUMES && r->op == OP_RECV && r->type == PTR_CUDA;
 }
 
 static bool no_pci(void) {
-  const char *e = getenv("TCPX4J_TESTPEER_NO_PCI");
-  return e && e[0] == '1';
+#ifdef PEER_NO_PCI
+  return true;
+#else
+  return false;
+#endif
 }
 
 /* ---- the ncclNet functions ---- */
@@ -261,6 +293,7 @@ static int p_init(peer_logger logger) {
   peer_log = logger;
   const char *q = getenv("TCPX4J_TESTPEER_NO_HOST_WARN");
   no_host_warn = q && q[0] == '1';
+  late_tests = env_int("TCPX4J_TESTPEER_LATE_TESTS");
   INFO(SUBSYS_INIT | SUBSYS_NET, "NET/testpeer : init, ncclNet v%d, %d request slots per comm", PEER_NET_VERSION, SLOTS);
   const char *e = getenv("TCPX4J_TESTPEER_INIT_EXIT");
   if (e && e[0] == '1') {
@@ -335,6 +368,7 @@ static int p_listen(int dev, void *handle, void **listen_comm) {
   h->magic = HANDLE_MAGIC;
   h->port = a.sin_port;
   h->fd = -1;
+  h->connect_ms = (uint32_t)env_int("TCPX4J_TESTPEER_CONNECT_MS");
   *listen_comm = l;
   return R_OK_;
 }
@@ -388,6 +422,11 @@ static int connect_common(int dev, void *handle, void **send_comm) {
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   a.sin_port = h->port;
+  if (h->connect_ms) {
+    struct timespec d = {h->connect_ms / 1000, (long)(h->connect_ms % 1000) * 1000000L};
+    while (nanosleep(&d, &d) && errno == EINTR) {
+    }
+  }
   int err = 0;
   socklen_t el = sizeof err;
   if ((connect(fd, (struct sockaddr *)&a, sizeof a) && errno != EINPROGRESS) || wait_fd(fd, POLLOUT)
@@ -448,12 +487,14 @@ static int connect_common(int dev, void *handle, void **send_comm) {
     }
     h->fd = fd;
     h->stage = 1;
+    h->ready_ns = now_ns() + (uint64_t)h->connect_ms * 1000000ULL;
     return R_OK_; /* never connected on the first call, like TCPX */
   }
   if (h->stage != 1) {
     WARN("NET/testpeer : connect handle already used");
     return R_INTERNAL;
   }
+  if (now_ns() < h->ready_ns) return R_OK_; /* TCPX's connect thread is still at work */
   struct pollfd p = {h->fd, POLLOUT, 0};
   if (poll(&p, 1, 0) <= 0) return R_OK_;
   int err = 0;
@@ -520,18 +561,15 @@ static int p_accept(void *listen_comm, void **recv_comm, struct device_handle **
   *recv_comm = new_comm(hfd, 1);
   return R_OK_;
 #endif
-  /* TCPX writes the device handle through this pointer unconditionally */
-  if (recv_dev == NULL || *recv_dev == NULL) {
-    WARN("NET/testpeer : accept needs a device-handle buffer");
-    return R_INTERNAL;
-  }
-  if (((uintptr_t)*recv_dev) % 16 != 0) {
-    WARN("NET/testpeer : device-handle buffer %p not 16-byte aligned", (void *)*recv_dev);
-    return R_INTERNAL;
-  }
   int fd;
   int rc = accept_common(listen_comm, &fd);
-  if (rc <= 0) return rc < 0 ? R_SYSTEM : R_OK_;
+  if (rc <= 0) return rc < 0 ? R_SYSTEM : R_OK_; /* like TCPX: "not yet" before the device handle matters */
+  ((struct listen_comm *)listen_comm)->yielded = 1; /* TCPX has freed its accept state by now */
+  if (recv_dev != NULL && *recv_dev == NULL) {
+    MISUSE("NET/testpeer : accept with a null device-handle buffer (TCPX writes the handle through it and crashes)");
+    close(fd);
+    return R_INTERNAL;
+  }
   struct comm *c = new_comm(fd, 1);
   c->meta = calloc(1, sizeof *c->meta);
   c->bounce = mmap(NULL, (size_t)SLOTS * PAGES_PER_SLOT * PAGE, PROT_READ | PROT_WRITE,
@@ -542,13 +580,14 @@ static int p_accept(void *listen_comm, void **recv_comm, struct device_handle **
   const char *nb = getenv("TCPX4J_TESTPEER_NO_BOUNCE");
   c->uh->bounce = nb && nb[0] == '1' ? NULL : c->bounce; /* a comm that can only receive host memory */
   c->uh->head = (uint64_t)-1;
-  struct device_handle *d = *recv_dev;
-  d->type = 1;
-  d->version = 7;
-  d->handle = c->uh;
-  d->size = sizeof *c->uh;
-  d->needs_proxy_progress = 1;
-  ((struct listen_comm *)listen_comm)->yielded = 1;
+  if (recv_dev != NULL) { /* TCPX fills the device handle only when asked for one */
+    struct device_handle *d = *recv_dev;
+    d->type = 1;
+    d->version = 7;
+    d->handle = c->uh;
+    d->size = sizeof *c->uh;
+    d->needs_proxy_progress = 1;
+  }
   *recv_comm = c;
   return R_OK_;
 }
@@ -759,7 +798,7 @@ static int p_test(void *request, int *done, int *sizes) {
     c->broken = 1;
     return R_INTERNAL;
   }
-  if (!r->done) return R_OK_;
+  if (!r->done || ++r->tests < late_tests) return R_OK_;
   if (devmem_receive(r)) *r->unpack.count = r->msg_size ? (uint64_t)r->nfrag : 0;
   c->completed++;
   if (r->op == OP_SEND || !PEER_CONSUMES) c->released++;

@@ -109,7 +109,8 @@ final class Doctor {
                     + t.capabilities() + ", calls through " + Tcpx.callPath()));
             for (int d = 0; d < t.deviceCount(); d++) {
                 DeviceProperties p = t.properties(d);
-                out.add(Check.info("tcpx", "device " + d + ": " + p.name() + " " + p.pciPath() + ", "
+                out.add(Check.info("tcpx", "device " + d + ": " + p.name()
+                        + (p.pciPath().isEmpty() ? " (no PCI path)" : " " + p.pciPath()) + ", "
                         + p.speedMbps() + " Mbps, ptr " + p.ptrSupport() + ", max comms " + p.maxComms()));
             }
             if (t.deviceCount() == 0) {

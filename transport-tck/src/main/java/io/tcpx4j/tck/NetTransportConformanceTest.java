@@ -23,8 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 /**
  * The conformance suite of {@link NetTransport}: the SPI contract (DESIGN.md section 2) as TCPX behaves.
  * An adapter's test subclasses it and supplies {@link #newTransport()}; optional capabilities are read
- * from {@link NetTransport#capabilities()}: each declared one is exercised, each undeclared one must
- * fail with NOT_SUPPORTED (or, for {@link Capability#DEVMEM_RECEIVE}, be absent: receives land in place).
+ * from {@link NetTransport#capabilities(int)} of the device the suite uses (a plugin's devices differ)
+ * and, for fault injection, from {@link NetTransport#capabilities()}: each declared one is exercised,
+ * each undeclared one must fail with NOT_SUPPORTED (or, for {@link Capability#DEVMEM_RECEIVE}, be
+ * absent: receives land in place).
  *
  * <p>Every test uses two independent transports, {@code a} (sender) and {@code b} (receiver), verifies
  * every byte (random data; destinations poisoned with the complement of the expected data; guard
@@ -40,7 +42,7 @@ public abstract class NetTransportConformanceTest extends CoreConformance {
     @Test
     void devmemReceivesAreFragmentsCoveringTheReceiveExactlyOnce() {
         Channel c = connect(a, b);
-        boolean declared = b.capabilities().contains(Capability.DEVMEM_RECEIVE);
+        boolean declared = b.capabilities(device()).contains(Capability.DEVMEM_RECEIVE);
         PtrType type = declared ? devmemPtrType() : PtrType.HOST;
         for (int size : new int[] {3 * PAGE + 123, 512 * 1024}) {
             Buf src = type == PtrType.CUDA ? cuda(size) : host(size);

@@ -1,6 +1,8 @@
 package io.tcpx4j.transport.tcpx;
 
 import com.sun.jna.Function;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
 import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 
@@ -8,8 +10,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The two libc calls the binding needs. {@link System#getenv} is the JVM's snapshot taken at start;
- * the plugin reads the process environment with getenv(3), so settings for it go through setenv(3).
+ * The libc calls the binding needs: the environment ({@link System#getenv} is the JVM's snapshot
+ * taken at start; the plugin reads the process environment with getenv(3), so settings for it go
+ * through setenv(3)), and dladdr(3), which names the file a loaded library came from.
  */
 final class LibC {
 
@@ -50,6 +53,26 @@ final class LibC {
     /** unsetenv(3). */
     static void unsetenv(String name) {
         C.getFunction("unsetenv").invokeInt(new Object[] {name});
+    }
+
+    /**
+     * The path of the loaded object that holds {@code address} (dladdr(3)'s {@code dli_fname}), or null
+     * when no loaded object holds it.
+     */
+    static String objectFileOf(Pointer address) {
+        Function dladdr;
+        try {
+            dladdr = C.getFunction("dladdr");
+        } catch (UnsatisfiedLinkError e) {
+            dladdr = NativeLibrary.getInstance("dl").getFunction("dladdr"); // before glibc 2.34
+        }
+        Memory info = new Memory(4L * Native.POINTER_SIZE); // Dl_info: dli_fname first
+        info.clear();
+        if (dladdr.invokeInt(new Object[] {address, info}) == 0) {
+            return null;
+        }
+        Pointer name = info.getPointer(0);
+        return name == null ? null : name.getString(0);
     }
 
     /** setenv(3) with overwrite = 0: an existing value wins. Returns whether the value is now set. */

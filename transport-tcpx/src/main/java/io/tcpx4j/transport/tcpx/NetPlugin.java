@@ -175,7 +175,7 @@ final class NetPlugin {
         return name;
     }
 
-    /** The native table, for tests that check slot order. */
+    /** The native table: one per loaded copy of the library (also read by tests that check slot order). */
     Pointer table() {
         return table;
     }

@@ -17,48 +17,46 @@ import static io.tcpx4j.api.TransferException.Code.NOT_SUPPORTED;
 
 /**
  * The plugin's network devices, read once with {@code devices} and {@code getProperties} (through the
- * properties layout of the plugin's ncclNet version), and the capabilities they give the transport:
- * CUDA memory when device 0 takes it, devmem receives when that device is also an UNPACK device. A
- * plugin with UNPACK devices that take CUDA memory but no irecvConsumed is refused, because its bounce
- * pages could never be handed back.
+ * properties layout of the plugin's ncclNet version), and the capabilities each gives
+ * ({@link DeviceCapabilities}); the transport as a whole declares what every device can do. A plugin
+ * with UNPACK devices that take CUDA memory but no irecvConsumed is refused, because its bounce pages
+ * could never be handed back.
  *
  * <p>Thread-safe: immutable once constructed.
  */
 final class PluginDevices {
 
-    private final NetPlugin plugin;
     private final List<DeviceProperties> devices;
-    private final Set<Capability> capabilities;
+    private final List<Set<Capability>> perDevice;
+    private final Set<Capability> common;
 
     PluginDevices(NetPlugin plugin) {
-        this.plugin = plugin;
         Memory n = new Memory(4);
         n.setInt(0, 0);
         NcclResult.checkControl("devices", plugin.devices(n));
         List<DeviceProperties> list = new ArrayList<>();
         for (int d = 0; d < n.getInt(0); d++) {
-            list.add(readProperties(d));
+            list.add(readProperties(plugin, d));
         }
         this.devices = List.copyOf(list);
-        EnumSet<Capability> caps = EnumSet.noneOf(Capability.class);
-        if (!devices.isEmpty() && devices.get(0).supports(PtrType.CUDA)) {
-            caps.add(Capability.CUDA_MEMORY);
+        List<Set<Capability>> caps = new ArrayList<>();
+        EnumSet<Capability> all = EnumSet.allOf(Capability.class);
+        for (DeviceProperties p : devices) {
+            boolean unpacksCuda = p.supports(PtrType.CUDA) && p.netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK;
+            if (unpacksCuda && !plugin.has(NetSlot.IRECV_CONSUMED)) {
+                throw new TransferException(NOT_SUPPORTED, plugin.libraryName() + ": " + plugin.name()
+                        + " reports UNPACK devices that take CUDA memory but has no irecvConsumed, so bounce pages"
+                        + " could never be handed back; not a usable net plugin");
+            }
+            Set<Capability> c = DeviceCapabilities.of(p);
+            caps.add(c);
+            all.retainAll(c);
         }
-        boolean unpackDevice = !devices.isEmpty() && devices.get(0).netDeviceType() == DeviceProperties.NET_DEVICE_UNPACK;
-        if (unpackDevice && caps.contains(Capability.CUDA_MEMORY) && !plugin.has(NetSlot.IRECV_CONSUMED)) {
-            throw new TransferException(NOT_SUPPORTED, plugin.libraryName() + ": " + plugin.name()
-                    + " reports UNPACK devices that take CUDA memory but has no irecvConsumed, so bounce pages"
-                    + " could never be handed back; not a usable net plugin");
-        }
-        // Only receives into CUDA memory land in bounce pages: a host-only build (TCPX's HOST_PTR_ONLY)
-        // still reports the UNPACK device type, but every receive it makes lands in place.
-        if (caps.contains(Capability.CUDA_MEMORY) && unpackDevice) {
-            caps.add(Capability.DEVMEM_RECEIVE);
-        }
-        this.capabilities = Set.copyOf(caps);
+        this.perDevice = List.copyOf(caps);
+        this.common = devices.isEmpty() ? Set.of() : Set.copyOf(all);
     }
 
-    private DeviceProperties readProperties(int dev) {
+    private static DeviceProperties readProperties(NetPlugin plugin, int dev) {
         NetPluginVersion.PropertiesLayout l = plugin.version().properties();
         Memory p = new Memory(l.size);
         p.clear();
@@ -79,8 +77,14 @@ final class PluginDevices {
                 l.netDeviceVersion < 0 ? 0 : p.getInt(l.netDeviceVersion));
     }
 
+    /** What every device can do (nothing when there is no device). */
     Set<Capability> capabilities() {
-        return capabilities;
+        return common;
+    }
+
+    /** What a device that {@link #check} accepted can do. */
+    Set<Capability> capabilities(int device) {
+        return perDevice.get(device);
     }
 
     int count() {

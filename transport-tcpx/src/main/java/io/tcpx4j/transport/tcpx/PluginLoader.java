@@ -13,19 +13,20 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Finds, probes, loads and initialises the net plugin, once per library per process (the plugin
- * keeps global state and NCCL calls init once too).
+ * Finds, probes, loads and initialises the net plugin, once per library file per process (the plugin
+ * keeps global state and NCCL calls init once too), and never a second copy of a loaded library from
+ * another path ({@link LoadedPlugins}: TCPX aborts the process when a second copy loads).
  *
- * <p>Order: discovery ({@link LibraryLocator}); dlopen of the first candidate that exists (candidates
- * that do not exist or do not open are collected as suppressed errors); symbol probing; then, if
- * asked, init in a child JVM ({@link TcpxProbeMain}) so that a plugin calling exit(1) in init ends the
- * child, not us; then init in this JVM. The first error is thrown, with the later ones suppressed.
+ * <p>Order: discovery ({@link LibraryLocator}); for a path, the file-identity checks (another name for
+ * a loaded file is served by its plugin; a copy of an opened library is refused, after the child probe
+ * when one is asked for); dlopen of the first candidate that exists (candidates that do not exist or
+ * do not open are collected as suppressed errors); symbol probing; then, if asked, init in a child JVM
+ * ({@link TcpxProbeMain}) so that a plugin calling exit(1) in init ends the child, not us; then init in
+ * this JVM. The first error is thrown, with the later ones suppressed.
  *
  * <p>Thread-safe.
  */
@@ -33,24 +34,51 @@ final class PluginLoader {
 
     static final String CHUNK_ENV = "NCCL_DYNAMIC_CHUNK_SIZE";
     private static final System.Logger LOG = System.getLogger(PluginLoader.class.getName());
-    private static final Map<String, NetPlugin> LOADED = new ConcurrentHashMap<>();
+    /** The libraries this process opened, by file (see {@link LoadedPlugins}). */
+    private static final LoadedPlugins LIBRARIES = new LoadedPlugins();
 
     private PluginLoader() {
     }
 
     /** The initialised plugin for these options. Throws a TransferException that tells the user what to fix. */
     static synchronized NetPlugin load(TcpxOptions options) {
+        return load(options, LIBRARIES);
+    }
+
+    /** As {@link #load(TcpxOptions)}, keeping to one copy of each library among {@code libraries}. */
+    static synchronized NetPlugin load(TcpxOptions options, LoadedPlugins libraries) {
         List<LibraryLocator.Candidate> candidates = LibraryLocator.candidates(options.library());
         applyChunkSizeDefault(options.dynamicChunkSize());
         List<TransferException> misses = new ArrayList<>();
         for (LibraryLocator.Candidate c : candidates) {
-            NetPlugin cached = LOADED.get(c.name());
+            NetPlugin cached = libraries.byName(c.name());
             if (cached != null) {
                 return cached;
             }
             if (!LibraryLocator.worthTrying(c)) {
                 misses.add(new TransferException(TransferException.Code.NOT_SUPPORTED, "no file " + c));
                 continue;
+            }
+            if (!c.loaderName()) {
+                NetPlugin same = libraries.initialisedFrom(Path.of(c.name()));
+                if (same != null) {
+                    return libraries.remember(c.name(), same); // another name for a loaded file: no second init
+                }
+                Path first = libraries.copied(Path.of(c.name()));
+                if (first != null) {
+                    // refused before it is opened: a second copy of TCPX aborts the process as it loads.
+                    // A requested probe still runs first, so that a library whose init fails says so.
+                    TransferException e = LoadedPlugins.secondCopy(c.name(), first);
+                    try {
+                        if (options.probeInChildProcess()) {
+                            probeInChild(c.name(), options);
+                        }
+                    } catch (TransferException probe) {
+                        e = probe;
+                    }
+                    misses.forEach(e::addSuppressed);
+                    throw e;
+                }
             }
             com.sun.jna.NativeLibrary lib;
             try {
@@ -62,6 +90,11 @@ final class PluginLoader {
             // This is the library: from here on its errors are the answer.
             try {
                 NetPlugin plugin = NetPlugin.bind(c.name(), lib);
+                NetPlugin same = libraries.sameObject(plugin);
+                if (same != null) {
+                    return libraries.remember(c.name(), same); // the loader's name for a loaded file
+                }
+                libraries.opened(plugin);
                 if (options.probeInChildProcess()) {
                     probeInChild(c.name(), options);
                 }
@@ -71,8 +104,8 @@ final class PluginLoader {
                             + " init returned " + NcclResult.name(rc) + "; its log (System.Logger "
                             + PluginLogger.LOGGER_NAME + ") says why");
                 }
-                LOADED.put(c.name(), plugin);
-                return plugin;
+                libraries.initialised(plugin);
+                return libraries.remember(c.name(), plugin);
             } catch (TransferException e) {
                 misses.forEach(e::addSuppressed);
                 throw e;
@@ -103,12 +136,15 @@ final class PluginLoader {
         if (set != null) {
             if (!set.trim().equals(Long.toString(value))) {
                 LOG.log(System.Logger.Level.INFO, "{0}={1} from the environment is kept; the engine''s chunks are {2}"
-                        + " bytes, so the plugin schedules each chunk in pieces of that size", CHUNK_ENV, set, value);
+                        + " bytes, so the plugin schedules each chunk in pieces of that size", CHUNK_ENV, set,
+                        Long.toString(value));
             }
             return;
         }
         if (LibC.setenvIfAbsent(CHUNK_ENV, Long.toString(value))) {
-            LOG.log(System.Logger.Level.INFO, "{0} was unset; set it to {1} for the TCPX plugin", CHUNK_ENV, value);
+            // the value as a string: a number argument would be formatted for the locale (524,288)
+            LOG.log(System.Logger.Level.INFO, "{0} was unset; set it to {1} for the net plugin", CHUNK_ENV,
+                    Long.toString(value));
         }
     }
 
@@ -224,10 +260,5 @@ final class PluginLoader {
             }
         }
         return String.join(File.pathSeparator, parts);
-    }
-
-    /** Forgets loaded plugins; tests only (the native libraries stay loaded). */
-    static synchronized void forgetForTests() {
-        LOADED.clear();
     }
 }

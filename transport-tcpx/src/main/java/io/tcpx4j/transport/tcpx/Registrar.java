@@ -15,8 +15,8 @@ import static io.tcpx4j.domain.port.out.NetTransport.CUDA_ALIGNMENT;
 
 /**
  * Memory registrations on comms (regMr and deregMr): the checks TCPX needs before regMr (no dma-buf,
- * CUDA memory only when the plugin takes it, 4 KiB aligned, on a device with a PCI path; at most
- * {@code INT_MAX} bytes before ncclNet v8's size_t), the checks that a posted buffer lies in a live
+ * CUDA memory only on a device that declares it ({@link DeviceCapabilities}: one with a PCI path),
+ * 4 KiB aligned; at most {@code INT_MAX} bytes before ncclNet v8's size_t), the checks that a posted buffer lies in a live
  * registration of its own comm, and the best-effort release of a closing comm's registrations.
  *
  * <p>Thread-safe: it holds only final references. The registrations it makes are not (see
@@ -37,8 +37,12 @@ final class Registrar {
         if (type == PtrType.DMABUF) {
             throw new TransferException(NOT_SUPPORTED, "dma-buf registration is not supported (TCPX's slot is null)");
         }
-        if (type == PtrType.CUDA && !devices.capabilities().contains(Capability.CUDA_MEMORY)) {
-            throw new TransferException(NOT_SUPPORTED, plugin.name() + " does not take CUDA memory");
+        if (type == PtrType.CUDA && !devices.capabilities(c.device).contains(Capability.CUDA_MEMORY)) {
+            // a device without a PCI path never declares CUDA memory: TCPX's regMr takes the NIC's PCI
+            // address from that path and crashes without one, so the plugin must not see this call
+            DeviceProperties p = devices.get(c.device);
+            throw new TransferException(NOT_SUPPORTED, "device " + c.device + " (" + p.name() + ") of " + plugin.name()
+                    + " " + DeviceCapabilities.whyNoCudaMemory(p));
         }
         if (size < 0) {
             throw new TransferException(INVALID_PARAM, "negative registration size " + size);
@@ -46,13 +50,6 @@ final class Registrar {
         if (type == PtrType.CUDA && (address % CUDA_ALIGNMENT != 0 || size % CUDA_ALIGNMENT != 0)) {
             throw new TransferException(INVALID_PARAM, "CUDA registrations must be 4 KiB aligned in start and size"
                     + " (TCPX's dma-buf path): 0x" + Long.toHexString(address) + "+" + size);
-        }
-        if (type == PtrType.CUDA && devices.get(c.device).pciPath().isEmpty()) {
-            // TCPX's regMr takes the NIC's PCI address from the device's PCI path and crashes without one
-            DeviceProperties p = devices.get(c.device);
-            throw new TransferException(NOT_SUPPORTED, "device " + c.device + " (" + p.name() + ") of " + plugin.name()
-                    + " has no PCI path, and CUDA memory is registered through the NIC's PCI address;"
-                    + " use a NIC that is a PCI device for GPU memory");
         }
         if (!plugin.version().regMrSizeT() && size > Integer.MAX_VALUE) {
             throw new TransferException(INVALID_PARAM, "ncclNet v" + plugin.version().number()

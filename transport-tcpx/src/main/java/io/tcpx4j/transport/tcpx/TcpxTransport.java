@@ -38,7 +38,7 @@ import static io.tcpx4j.api.TransferException.Code.INVALID_PARAM;
  *       memory, by copying the 24-byte unpack handle from device memory through the injected
  *       {@link DeviceMemory};</li>
  *   <li>registration is per comm; CUDA ranges must be 4 KiB aligned in start and size, on a device
- *       that has a PCI path (TCPX derives the NIC's PCI address from it);</li>
+ *       that declares CUDA memory: one with a PCI path (TCPX derives the NIC's PCI address from it);</li>
  *   <li>at most 16 requests per comm; a full pool, ncclInternalError from isend/irecv while requests
  *       are outstanding, and a null request are all BUSY ({@code null});</li>
  *   <li>test only on the oldest uncompleted request of its comm, and its size output is ignored (TCPX
@@ -117,9 +117,20 @@ public final class TcpxTransport implements NetTransport {
         return plugin.name() + " (ncclNet v" + plugin.version().number() + ", " + plugin.libraryName() + ")";
     }
 
+    /** What every device of the plugin can do (see {@link #capabilities(int)}). */
     @Override
     public Set<Capability> capabilities() {
         return devices.capabilities();
+    }
+
+    /**
+     * What one device can do: CUDA memory only on a device that takes it and has a PCI path, devmem
+     * receives only on such a device that is also an UNPACK device ({@link DeviceCapabilities}).
+     */
+    @Override
+    public Set<Capability> capabilities(int device) {
+        devices.check(device);
+        return devices.capabilities(device);
     }
 
     @Override

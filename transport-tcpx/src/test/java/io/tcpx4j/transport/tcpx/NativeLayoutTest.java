@@ -1,7 +1,6 @@
 package io.tcpx4j.transport.tcpx;
 
 import com.sun.jna.Function;
-import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import org.junit.jupiter.api.Test;
 
@@ -17,8 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class NativeLayoutTest {
 
     private static long c(String what) {
-        NativeLibrary lib = NetPlugin.load(TestPeers.path("v7"));
-        Function f = lib.getFunction("tcpx4j_testpeer_layout");
+        Function f = TestPeers.extra("v7", "tcpx4j_testpeer_layout");
         long v = f.invokeLong(new Object[] {what});
         assertThat(v).as(what + " known to the test peer").isNotNegative();
         return v;

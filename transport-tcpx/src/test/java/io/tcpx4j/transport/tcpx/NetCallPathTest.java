@@ -1,7 +1,6 @@
 package io.tcpx4j.transport.tcpx;
 
 import com.sun.jna.Function;
-import com.sun.jna.NativeLibrary;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.PtrType;
@@ -39,6 +38,7 @@ class NetCallPathTest {
     @ParameterizedTest
     @EnumSource(NetPlugin.CallPath.class)
     void everyDataPathCallGetsItsArgumentsUnchanged(NetPlugin.CallPath path) {
+        TestPeers.requireTestPeer("tcpx4j_testpeer_last()");
         TcpxTransport t = TestPeers.transport("v7", path);
         long src = NativeMemory.allocate(2 * 4096, 4096);
         long dst = NativeMemory.allocate(2 * 4096, 4096);
@@ -139,7 +139,7 @@ class NetCallPathTest {
     }
 
     private static long last(String what) {
-        Function f = NativeLibrary.getInstance(TestPeers.path("v7")).getFunction("tcpx4j_testpeer_last");
+        Function f = TestPeers.extra("v7", "tcpx4j_testpeer_last");
         long v = f.invokeLong(new Object[] {what});
         assertThat(v).as("peer records " + what).isNotEqualTo(Long.MIN_VALUE);
         return v;

@@ -68,8 +68,14 @@ class NetPluginTest {
         return com.sun.jna.Pointer.nativeValue(m);
     }
 
+    /**
+     * TCPX's accept says "not yet" (success, null comm) while no peer has connected, before it looks at
+     * the device handle; once a peer is there it writes the handle through the buffer it was given, so
+     * a null buffer is the caller's fault (TCPX would crash; the peer counts it as misuse and fails).
+     */
     @Test
-    void v7AcceptWithoutADeviceHandleBufferFailsLikeTcpx() {
+    void v7AcceptSaysNotYetBeforeLookingAtTheDeviceHandleAndFailsOnANullBufferOnceAPeerIsThere() {
+        TestPeers.requireTestPeer("misuse count (TCPX itself would crash here)");
         NetPlugin p = NetPlugin.open(TestPeers.path("v7"));
         TcpxTransport t = TestPeers.transport("v7");
         try {
@@ -77,9 +83,51 @@ class NetPluginTest {
             Memory out = new Memory(8);
             Memory nullSlot = new Memory(8);
             nullSlot.setLong(0, 0);
-            assertThat(p.accept(l.pointer, out, nullSlot)).isEqualTo(NcclResult.INTERNAL_ERROR);
+            out.setLong(0, -1);
+            assertThat(p.accept(l.pointer, out, nullSlot)).as("no peer yet").isEqualTo(NcclResult.SUCCESS);
+            assertThat(out.getLong(0)).as("no comm yet").isZero();
+            byte[] h = l.handle();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (t.connect(0, h) == null) {
+                assertThat(System.nanoTime()).as("connected in time").isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+            long before = misuse();
+            int rc;
+            do {
+                rc = p.accept(l.pointer, out, nullSlot);
+                assertThat(System.nanoTime()).as("the peer's greeting arrived in time").isLessThan(deadline);
+            } while (rc == NcclResult.SUCCESS && out.getLong(0) == 0);
+            assertThat(rc).as("a connected peer and a null device-handle buffer").isEqualTo(NcclResult.INTERNAL_ERROR);
+            assertThat(misuse() - before).isEqualTo(1);
         } finally {
             t.close();
         }
+    }
+
+    /** The peer's mode: a small send moves at its first test, and reports done at the test the mode says. */
+    @Test
+    void aSendIsReportedDoneAtTheTestTheTestPeersModeSays() {
+        TestPeers.requireTestPeer("TCPX4J_TESTPEER_LATE_TESTS mode");
+        TcpxTransport t = TestPeers.transport("v7");
+        long buf = NativeMemory.allocate(4096, 4096);
+        try {
+            TestPeers.Pair pair = TestPeers.Pair.connect(t);
+            var reg = t.register(pair.send(), buf, 4096, PtrType.HOST);
+            var s = t.isend(pair.send(), buf, 16, 0, reg);
+            assertThat(s).isNotNull();
+            int late = TestPeers.lateTests();
+            for (int i = 1; i < late; i++) {
+                assertThat(t.test(s)).as("test %d of a send whose 16 bytes went at the first", i).isFalse();
+            }
+            assertThat(t.test(s)).as("test %d", late).isTrue();
+        } finally {
+            t.close();
+            NativeMemory.free(buf);
+        }
+    }
+
+    private static long misuse() {
+        return TestPeers.extra("v7", "tcpx4j_testpeer_misuse").invokeLong(new Object[0]);
     }
 }

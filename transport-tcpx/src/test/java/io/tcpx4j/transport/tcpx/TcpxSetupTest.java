@@ -2,9 +2,9 @@ package io.tcpx4j.transport.tcpx;
 
 import com.sun.jna.Function;
 import com.sun.jna.Memory;
-import com.sun.jna.NativeLibrary;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
@@ -59,7 +59,7 @@ class TcpxSetupTest {
 
     /** The peer's count of calls that would crash TCPX (second accept, CUDA registration without a PCI path). */
     private static long misuse(String variant) {
-        Function f = NativeLibrary.getInstance(TestPeers.path(variant)).getFunction("tcpx4j_testpeer_misuse");
+        Function f = TestPeers.extra(variant, "tcpx4j_testpeer_misuse");
         return f.invokeLong(new Object[0]);
     }
 
@@ -134,7 +134,7 @@ class TcpxSetupTest {
         Listener l = t.listen(0);
         TransferException e = awaitFailure(() -> t.accept(l));
         assertThat(e.code()).isEqualTo(TransferException.Code.BACKEND);
-        assertThat(e.getMessage()).contains("tcpx4j-testpeer-v7", "accept did not complete within 300 ms",
+        assertThat(e.getMessage()).contains(t.pluginName(), "accept did not complete within 300 ms",
                 "setupTimeout", "never connected");
         assertTimeoutPreemptively(HANG_GUARD, () -> t.closeListen(l), "closeListen waited for the blocked accept");
         assertThatThrownBy(() -> t.accept(l)).isInstanceOf(TransferException.class).hasMessageContaining("closed");
@@ -148,7 +148,7 @@ class TcpxSetupTest {
         byte[] h = l.handle();
         TransferException e = awaitFailure(() -> t.connect(0, h));
         assertThat(e.code()).isEqualTo(TransferException.Code.BACKEND);
-        assertThat(e.getMessage()).contains("tcpx4j-testpeer-v7", "connect did not complete within 3000 ms",
+        assertThat(e.getMessage()).contains(t.pluginName(), "connect did not complete within 3000 ms",
                 "never accepted");
         assertTimeoutPreemptively(HANG_GUARD, () -> t.closeListen(l), "closeListen hung");
         TestPeers.Pair pair = TestPeers.Pair.connect(t);
@@ -166,24 +166,54 @@ class TcpxSetupTest {
         assertThatThrownBy(() -> t.accept(l)).isInstanceOf(TransferException.class);
     }
 
+    /**
+     * A listener whose connects take as long as TCPX's do (a connect thread per attempt, several sockets
+     * each): the test peer's connect to its handle says "not yet" for {@code millis} after its first call.
+     */
+    private static Listener listenWithConnectTime(TcpxTransport t, int millis) {
+        if (TestPeers.realPlugin() != null) {
+            return t.listen(0); // a real plugin takes its own time
+        }
+        LibC.setenv(CONNECT_MS_ENV, Integer.toString(millis));
+        try {
+            return t.listen(0); // the peer reads the variable in listen and keeps it in the handle
+        } finally {
+            LibC.unsetenv(CONNECT_MS_ENV);
+        }
+    }
+
+    private static final String CONNECT_MS_ENV = "TCPX4J_TESTPEER_CONNECT_MS";
+    /** How long the test peer's connects take in the tests that set-up times matter to: TCPX-like. */
+    private static final int PLUGIN_CONNECT_MS = 300;
+
+    @Test
+    void aConnectSlowerThanTheSetupTimeoutFailsAndOneWithinItConnects() {
+        TestPeers.requireTestPeer(CONNECT_MS_ENV + " (a real plugin's connect time is its own)");
+        TcpxTransport impatient = open("v7", Duration.ofMillis(PLUGIN_CONNECT_MS / 3));
+        Listener l = listenWithConnectTime(impatient, PLUGIN_CONNECT_MS);
+        byte[] h = l.handle();
+        TransferException e = awaitFailure(() -> impatient.connect(0, h));
+        assertThat(e.code()).isEqualTo(TransferException.Code.BACKEND);
+        assertThat(e.getMessage()).contains("connect did not complete within " + PLUGIN_CONNECT_MS / 3 + " ms");
+        TcpxTransport t = open("v7", Duration.ofMillis(10L * PLUGIN_CONNECT_MS));
+        long t0 = System.nanoTime();
+        TestPeers.Pair pair = TestPeers.Pair.connect(t, listenWithConnectTime(t, PLUGIN_CONNECT_MS));
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("the plugin's connect time")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(PLUGIN_CONNECT_MS));
+        roundTrip(t, pair.send(), pair.recv(), 4096);
+    }
+
     @Test
     void aSendCommThatArrivesAfterItsCallerStoppedAskingIsClosedNotLeaked() throws InterruptedException {
-        TcpxTransport t = open("v7", Duration.ofMillis(200));
-        Listener l = t.listen(0);
-        // the attempt starts; its caller never asks again. On a busy machine the plugin's connect may
-        // already have finished when the first call returns: then start over with a new listener
-        for (int tries = 0; tries < 20; tries++) {
-            SendComm early = t.connect(0, l.handle());
-            if (early == null) {
-                break;
-            }
-            t.closeSend(early);
-            t.closeListen(l);
-            l = t.listen(0);
-        }
-        Listener listener = l;
-        RecvComm recv = pollUntil(() -> t.accept(listener), "accept");
-        Thread.sleep(600); // past the attempt's deadline and one more setupTimeout
+        Duration setupTimeout = Duration.ofMillis(4L * PLUGIN_CONNECT_MS);
+        TcpxTransport t = open("v7", setupTimeout);
+        Listener l = listenWithConnectTime(t, PLUGIN_CONNECT_MS);
+        // the attempt starts (the plugin's connect takes a while, so the first call never has the comm);
+        // its caller never asks again
+        assertThat(t.connect(0, l.handle())).isNull();
+        RecvComm recv = pollUntil(() -> t.accept(l), "accept");
+        // past the attempt's deadline and one more setupTimeout: nobody will claim its comm
+        Thread.sleep(2 * setupTimeout.toMillis() + 100);
         assertThat(t.connect(0, t.listen(0).handle())).isNull(); // a later connect drops abandoned attempts
         long dst = alloc(4096);
         MemoryRegistration rr = t.register(recv, dst, 4096, PtrType.HOST);
@@ -212,6 +242,7 @@ class TcpxSetupTest {
 
     @Test
     void aReceiveCommWithoutABounceBufferReceivesHostMemoryAndRefusesCudaReceives() {
+        TestPeers.requireTestPeer("TCPX4J_TESTPEER_NO_BOUNCE");
         LibC.setenv("TCPX4J_TESTPEER_NO_BOUNCE", "1");
         TcpxTransport t;
         TestPeers.Pair pair;
@@ -231,24 +262,20 @@ class TcpxSetupTest {
     }
 
     @Test
-    void cudaRegistrationOnADeviceWithoutAPciPathIsRefusedBeforeThePluginSeesIt() {
-        TcpxTransport t;
-        LibC.setenv("TCPX4J_TESTPEER_NO_PCI", "1");
-        try {
-            t = open("v7", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
-            assertThat(t.properties(0).pciPath()).isEmpty();
-            TestPeers.Pair pair = TestPeers.Pair.connect(t);
-            long buf = alloc(4096);
-            long before = misuse("v7");
-            assertThatThrownBy(() -> t.register(pair.send(), buf, 4096, PtrType.CUDA))
-                    .isInstanceOfSatisfying(TransferException.class, e -> assertThat(e.code())
-                            .isEqualTo(TransferException.Code.NOT_SUPPORTED))
-                    .hasMessageContaining("no PCI path");
-            assertThat(misuse("v7")).as("the plugin's regMr was not called").isEqualTo(before);
-            t.deregister(pair.send(), t.register(pair.send(), buf, 4096, PtrType.HOST));
-        } finally {
-            LibC.unsetenv("TCPX4J_TESTPEER_NO_PCI");
-        }
+    void aDeviceWithoutAPciPathDeclaresNoCudaMemoryAndItsCudaRegistrationsNeverReachThePlugin() {
+        TcpxTransport t = open("v7-nopci", TcpxOptions.DEFAULT_SETUP_TIMEOUT);
+        assertThat(t.properties(0).pciPath()).isEmpty();
+        assertThat(t.properties(0).supports(PtrType.CUDA)).as("the plugin's own pointer support").isTrue();
+        assertThat(t.capabilities(0)).as("undeclared, so callers never try").doesNotContain(Capability.CUDA_MEMORY);
+        TestPeers.Pair pair = TestPeers.Pair.connect(t);
+        long buf = alloc(4096);
+        long before = misuse("v7-nopci");
+        assertThatThrownBy(() -> t.register(pair.send(), buf, 4096, PtrType.CUDA))
+                .isInstanceOfSatisfying(TransferException.class, e -> assertThat(e.code())
+                        .isEqualTo(TransferException.Code.NOT_SUPPORTED))
+                .hasMessageContaining("no PCI path");
+        assertThat(misuse("v7-nopci")).as("the plugin's regMr was not called").isEqualTo(before);
+        t.deregister(pair.send(), t.register(pair.send(), buf, 4096, PtrType.HOST));
     }
 
     // ---- optional table entries

@@ -40,7 +40,17 @@ public interface NetTransport extends AutoCloseable {
     /** Short name, e.g. {@code loopback} or {@code tcpx}. */
     String name();
 
+    /** What every device of this transport can do; see {@link #capabilities(int)} for one device. */
     Set<Capability> capabilities();
+
+    /**
+     * What {@code device} can do: a real plugin's devices differ (CUDA memory needs a NIC with a PCI
+     * path), so a caller asks the device it uses. Contains {@link #capabilities()}. Default: the
+     * transport's set, for transports whose devices are alike.
+     */
+    default Set<Capability> capabilities(int device) {
+        return capabilities();
+    }
 
     /** Number of network devices. */
     int deviceCount();
