@@ -20,17 +20,19 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param rawGbps      the same transfers as raw TCP over the same number of sockets, measured in the same
  *                     run ({@link RawBaseline}); null without {@code --baseline}
  * @param rawAvgLatencyUs mean time of one such raw transfer; null without {@code --baseline}
+ * @param maxLatencyUs the longest transfer of the row (same span as the average), null where not
+ *                     recorded
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record BenchRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, double gbps,
                 double avgLatencyUs, double p99LatencyUs, double avgPrepUs, double avgPostUs, Long mismatches,
-                Double rawGbps, Double rawAvgLatencyUs) {
+                Double rawGbps, Double rawAvgLatencyUs, Double maxLatencyUs) {
 
     /** A row without a raw baseline. */
     BenchRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, double gbps,
              double avgLatencyUs, double p99LatencyUs, double avgPrepUs, double avgPostUs, Long mismatches) {
         this(blockSize, batchSize, iterations, bytes, seconds, gbps, avgLatencyUs, p99LatencyUs, avgPrepUs, avgPostUs,
-                mismatches, null, null);
+                mismatches, null, null, null);
     }
 
     /** Bandwidth as a fraction of the raw baseline's; null without one. */
@@ -42,6 +44,12 @@ record BenchRow(long blockSize, int batchSize, int iterations, long bytes, doubl
     /** The same row with the raw baseline's figures. */
     BenchRow withRaw(double gbps, double avgLatencyUs) {
         return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, this.gbps, this.avgLatencyUs,
-                p99LatencyUs, avgPrepUs, avgPostUs, mismatches, gbps, avgLatencyUs);
+                p99LatencyUs, avgPrepUs, avgPostUs, mismatches, gbps, avgLatencyUs, maxLatencyUs);
+    }
+
+    /** The same row with its longest transfer. */
+    BenchRow withMaxLatency(double us) {
+        return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, gbps, avgLatencyUs, p99LatencyUs,
+                avgPrepUs, avgPostUs, mismatches, rawGbps, rawAvgLatencyUs, us);
     }
 }
