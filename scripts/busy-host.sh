@@ -158,9 +158,9 @@ cleanup() {
         for _ in $(seq 20); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
         [[ -d $cg ]] && echo "$me: could not remove $cg" >&2
     fi
-    if [[ $enabled_cpu == 1 && -n $init_leaf ]]; then
+    if [[ -n $init_leaf && -d $init_leaf ]]; then
         # back as it was: no controller for the children, the processes in the root again
-        echo -cpu 2>/dev/null > "$base/cgroup.subtree_control"
+        [[ $enabled_cpu == 1 ]] && echo -cpu 2>/dev/null > "$base/cgroup.subtree_control"
         while read -r p; do echo "$p" 2>/dev/null > "$base/cgroup.procs"; done < "$init_leaf/cgroup.procs"
         rmdir "$init_leaf" 2>/dev/null || echo "$me: left $init_leaf in place (processes still in it)" >&2
     fi
