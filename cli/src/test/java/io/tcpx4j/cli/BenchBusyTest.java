@@ -169,6 +169,30 @@ class BenchBusyTest {
     }
 
     @Test
+    void bothRolesOfATwoProcessRunStartAndStopTheirOwnLoops() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        String listen = "127.0.0.1:" + port;
+        recordStarts();
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        java.util.concurrent.CompletableFuture<Integer> target = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> Main.run(new String[] {"bench", "--role", "target", "--listen", listen, "--busy", "1"},
+                        Cli.io(out, err, java.util.Map.of())));
+        // the initiator retries until the target listens
+        Cli.Result r = Cli.run(with(SHORT, "--role", "initiator", "--peer", listen, "--busy", "2"));
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(target.get(60, TimeUnit.SECONDS)).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        assertThat(r.out().split("\n")[0]).contains("(initiator -> " + listen + ")").contains(", 2 busy loops");
+        assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("tcpx4j bench target: 1 busy loop");
+        assertThat(started).hasSize(2);
+        assertThat(started.stream().map(List::size)).containsExactlyInAnyOrder(1, 2);
+        assertThat(started.stream().flatMap(List::stream)).noneMatch(BenchBusyTest::running);
+    }
+
+    @Test
     void cpuListsParseAndFormatLikeTheKernels() {
         assertThat(BusyLoops.parseCpus("0-3,8,10-11")).containsExactly(0, 1, 2, 3, 8, 10, 11);
         assertThat(BusyLoops.formatCpus(List.of(0, 1, 2, 3, 8, 10, 11))).isEqualTo("0-3,8,10-11");
