@@ -18,7 +18,7 @@
 # throttled periods. busy-host.sh needs root; without it (or without a writable cgroup) the quota case
 # says why and is skipped.
 #
-# --short: few iterations, BUSY "0 2", QUOTA_BUSY "2" (checks the script's logic in a minute or two).
+# --short: few iterations, BUSY "0 2", QUOTA_BUSY "2", a 0.2 s warm-up (checks the script's logic).
 #
 # Output: the table on stdout and in $OUT/busy-table.log (with every command line and the commands'
 # stderr); each bench's JSON document and each ping-pong line, one per line with a label, in

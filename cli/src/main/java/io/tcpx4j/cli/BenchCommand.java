@@ -197,7 +197,8 @@ final class BenchCommand implements Callable<Integer> {
             rows = runEmbedded(settings, progress);
         }
         int signal = stoppedBy;
-        BenchReport report = new BenchReport(Main.version(), reportSettings(settings), rows, signal != 0 ? Boolean.TRUE : null);
+        BenchReport report = new BenchReport(Main.version(), reportSettings(settings), rows,
+                signal != 0 ? Boolean.TRUE : null);
         if (json) {
             io.out().println(report.toJson());
         } else {

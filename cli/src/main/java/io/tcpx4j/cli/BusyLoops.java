@@ -27,7 +27,7 @@ final class BusyLoops implements AutoCloseable {
 
     /** Largest {@code --busy}. */
     static final int MAX = 256;
-    /** Shell loop iterations between two checks of the parent (some tens of milliseconds in dash). */
+    /** Shell loop iterations between two checks of the parent: the check is a small share of the spinning. */
     static final int CHECK_SPINS = 20_000;
     /**
      * The loop. {@code $PPID} is the JVM; after the JVM dies the shell's parent in {@code /proc/$$/stat}
