@@ -24,7 +24,9 @@
 # stderr); each bench's JSON document and each ping-pong line, one per line with a label, in
 # $OUT/busy-runs.jsonl. OUT defaults to this folder.
 # Knobs (environment): BUNDLE (the folder with jre/ and lib/ or v/, default this script's), BUSY,
-# QUOTA_BUSY (empty: no quota case), PIN, ITERS (4 KiB and 64 KiB rows, default 1000), KV_ITERS
+# QUOTA_BUSY (empty: no quota case), PIN, BUDGET_S (default 450: each command runs under timeout with
+# what is left of it, at most 300 s, and is skipped once less than 20 s is left, so that the whole script
+# ends within about 8 minutes however slow a run is), ITERS (4 KiB and 64 KiB rows, default 1000), KV_ITERS
 # (default 100), PP_ITERS (ping-pong round trips, default 3000), JAVA (default: BUNDLE/jre/bin/java, else
 # JAVA_HOME's, else java on the PATH), TCPX4J_CP (default: BUNDLE/lib/* where it holds the tcpx4j-cli
 # jar (prepare.sh), else BUNDLE/v/VARIANT/*:BUNDLE/lib/* (latency-bundle.sh; VARIANT: the first under
@@ -51,6 +53,7 @@ else
     ITERS=${ITERS:-1000}; WARMUP=100; KV_ITERS=${KV_ITERS:-100}; KV_WARMUP=20; PP_ITERS=${PP_ITERS:-3000}; WS=1
 fi
 PIN=${PIN:-0,1}
+BUDGET_S=${BUDGET_S:-450}
 
 # java: the bundle's runtime first (the device image has no JDK)
 J=${JAVA:-}
@@ -105,11 +108,18 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# runs "$@" with its command line in the log, stdout to $1's file, stderr to the log
+# runs "$@" under timeout with what is left of BUDGET_S (at most 300 s), its command line in the log,
+# stdout to $1's file, stderr to the log; once less than 20 s is left it skips the command
 run() {
     local out=$1; shift
-    log "run: $*"
-    "$@" > "$out" 2>> "$log_file"
+    local left=$((BUDGET_S - (SECONDS - start)))
+    (( left > 300 )) && left=300
+    if (( left < 20 )); then
+        log "skipped (BUDGET_S=$BUDGET_S spent): $*"
+        return 1
+    fi
+    log "run: timeout $left $*"
+    timeout "$left" "$@" > "$out" 2>> "$log_file"
     local rc=$?
     [[ $rc == 0 ]] || log "exit $rc: $*"
     return $rc
@@ -128,11 +138,11 @@ PY
 }
 bench_flags=(--iterations "$ITERS" --warmup "$WARMUP" --warmup-seconds "$WS" --json)
 
+start=$SECONDS
 log "busy-table: $(nproc) CPUs, pinned to $PIN, busy loops: $BUSY, quota case: ${QUOTA_BUSY:-none}; java $J; classpath $CP"
 "$J" -version 2>&1 | head -1 | tee -a "$log_file" >&2
-start=$SECONDS
 for n in $BUSY; do
-    run "$tmp/emb-$n.json" timeout 300 "${pin[@]}" "${tcpx4j[@]}" bench --block-sizes 4K,64K --busy "$n" "${bench_flags[@]}" \
+    run "$tmp/emb-$n.json" "${pin[@]}" "${tcpx4j[@]}" bench --block-sizes 4K,64K --busy "$n" "${bench_flags[@]}" \
         && keep "embedded busy=$n" "$tmp/emb-$n.json"
 
     # two processes: serve picks a free port and prints it; the initiator starts the busy loops
@@ -147,19 +157,19 @@ for n in $BUSY; do
         sleep 0.1
     done
     if [[ -n $addr ]]; then
-        run "$tmp/two-$n.json" timeout 300 "${pin[@]}" "${tcpx4j[@]}" bench --role initiator --peer "$addr" \
+        run "$tmp/two-$n.json" "${pin[@]}" "${tcpx4j[@]}" bench --role initiator --peer "$addr" \
             --block-sizes 4K,64K --busy "$n" "${bench_flags[@]}" && keep "two-process busy=$n" "$tmp/two-$n.json"
     else
         log "serve did not start: $(cat "$tmp/serve-$n.out")"
     fi
     stop_serve
 
-    run "$tmp/kv-$n.json" timeout 300 "${pin[@]}" "${tcpx4j[@]}" bench --block-sizes 16K --batch-sizes 256 --busy "$n" \
+    run "$tmp/kv-$n.json" "${pin[@]}" "${tcpx4j[@]}" bench --block-sizes 16K --batch-sizes 256 --busy "$n" \
         --iterations "$KV_ITERS" --warmup "$KV_WARMUP" --warmup-seconds "$WS" --json && keep "kv busy=$n" "$tmp/kv-$n.json"
 
     for _ in $(seq "$n"); do "${pin[@]}" sh -c "$spin" & loop_pids+=($!); done
     [[ $n == 0 ]] || log "started $n busy loops on CPUs $PIN: ${loop_pids[*]}"
-    run "$tmp/pp-$n.txt" timeout 300 "${pin[@]}" python3 "$PINGPONG" 4096 "$PP_ITERS" \
+    run "$tmp/pp-$n.txt" "${pin[@]}" python3 "$PINGPONG" 4096 "$PP_ITERS" \
         && keep "ping-pong busy=$n" "$tmp/pp-$n.txt"
     stop_loops
     log "busy=$n done after $((SECONDS - start)) s"
@@ -170,7 +180,7 @@ if [[ -z $BUSY_HOST ]]; then
     quota_note="skipped: no busy-host.sh beside this script, in $bundle or in the folder above"
 elif [[ -n $QUOTA_BUSY ]]; then
     for n in $QUOTA_BUSY; do
-        run "$tmp/q-$n.json" timeout 300 bash "$BUSY_HOST" --quota-cpus 2 --busy "$n" --move-procs \
+        run "$tmp/q-$n.json" bash "$BUSY_HOST" --quota-cpus 2 --busy "$n" --move-procs \
             --stats "$tmp/q-$n.stats" -- "${tcpx4j[@]}" bench --block-sizes 4K,64K "${bench_flags[@]}"
         rc=$?
         if [[ $rc == 2 && ! -s $tmp/q-$n.json ]]; then
@@ -178,7 +188,7 @@ elif [[ -n $QUOTA_BUSY ]]; then
             break
         fi
         [[ $rc == 0 ]] && keep "quota busy=$n" "$tmp/q-$n.json"
-        run "$tmp/qpp-$n.txt" timeout 300 bash "$BUSY_HOST" --quota-cpus 2 --busy "$n" --move-procs \
+        run "$tmp/qpp-$n.txt" bash "$BUSY_HOST" --quota-cpus 2 --busy "$n" --move-procs \
             --stats "$tmp/qpp-$n.stats" -- python3 "$PINGPONG" 4096 "$PP_ITERS" \
             && keep "quota ping-pong busy=$n" "$tmp/qpp-$n.txt"
     done
@@ -260,3 +270,6 @@ elif quota_busy:
                      "-" if pp is None else "%s/%s/%s" % (f(pp[0]), f(pp[2]), f(pp[3])), thr, stall,
                      "v%s" % s["version"] if s else "-"))
 PY
+if grep -q "skipped (BUDGET_S" "$log_file"; then
+    echo "Some runs were skipped: BUDGET_S=$BUDGET_S s was spent (see $log_file)" | tee -a "$log_file"
+fi
