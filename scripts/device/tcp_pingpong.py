@@ -1,5 +1,6 @@
 # Raw TCP ping-pong over 127.0.0.1, the same-run baseline of the latency rows: N round trips of SIZE
-# bytes each way on one connection (TCP_NODELAY), after 200 unmeasured ones. Prints avg, p50, p99 in us.
+# bytes each way on one connection (TCP_NODELAY), after 200 unmeasured ones. Prints avg, p50, p99 and max
+# in us.
 #   python3 tcp_pingpong.py SIZE N
 import socket, sys, threading, time
 size = int(sys.argv[1]); n = int(sys.argv[2])
@@ -23,4 +24,4 @@ for i in range(n + 200):
         got += s.recv_into(memoryview(buf)[got:])
     if i >= 200: lat.append((time.perf_counter() - t) * 1e6)
 lat.sort()
-print("raw-tcp-pingpong size=%d n=%d avg=%.1f p50=%.1f p99=%.1f us" % (size, n, sum(lat)/n, lat[n//2], lat[int(n*0.99)]))
+print("raw-tcp-pingpong size=%d n=%d avg=%.1f p50=%.1f p99=%.1f us max=%.1f us" % (size, n, sum(lat)/n, lat[n//2], lat[int(n*0.99)], lat[-1]))

@@ -114,6 +114,13 @@ final class BenchCommand implements Callable<Integer> {
                     + " ${DEFAULT-VALUE}.")
     Driver progressMode;
 
+    @Option(names = "--busy", paramLabel = "N", defaultValue = "0",
+            description = "Start N busy-loop processes (0.." + BusyLoops.MAX + ") for the run, each keeping a CPU busy"
+                    + " as other work on a shared host does; they inherit this process's CPU affinity (under"
+                    + " taskset they compete for the bench's CPUs) and are stopped when the run ends, fails or is"
+                    + " interrupted. Default: ${DEFAULT-VALUE}.")
+    int busy;
+
     @Option(names = "--role", paramLabel = "initiator|target",
             description = "Two-host mode: this side's role. Without it both engines run in this JVM.")
     Role role;
@@ -140,6 +147,8 @@ final class BenchCommand implements Callable<Integer> {
     private volatile BenchRunner runner;
     /** The exit code of the signal that stopped the run, or 0. */
     private volatile int stoppedBy;
+    /** The busy loops of the run in progress ({@code --busy}). */
+    private BusyLoops loops;
 
     BenchCommand(Io io) {
         this.io = io;
@@ -150,10 +159,19 @@ final class BenchCommand implements Callable<Integer> {
         Logs.configure(engine.verbose);
         BenchSettings settings = settings();
         Backends.checkAvailable(settings.transport(), settings.memory());
-        if (role == Role.TARGET) {
-            return runTarget(settings);
+        if (role != Role.TARGET) {
+            checkHostMemory(settings);
         }
-        checkHostMemory(settings);
+        try (BusyLoops started = BusyLoops.start(busy, engine.procfs)) {
+            loops = started;
+            return role == Role.TARGET ? runTarget(settings) : runBench(settings);
+        } finally {
+            loops = null;
+        }
+    }
+
+    /** An embedded or initiator run: prints the table or the JSON document; the exit code. */
+    private int runBench(BenchSettings settings) throws Exception {
         if (Main.ownsProcess) {
             Signals.onInterrupt(this::interrupt);
         }
@@ -161,8 +179,7 @@ final class BenchCommand implements Callable<Integer> {
         boolean raw = baseline;
         if (!json) {
             // rows print as they finish; the header first, so that a long run shows what it is doing
-            io.out().println(new BenchReport(Main.version(), BenchReport.Settings.of(settings,
-                    peer == null ? null : peer.toString()), List.of()).header());
+            io.out().println(new BenchReport(Main.version(), reportSettings(settings), List.of()).header());
             io.out().print(BenchReport.tableHead(settings.checkConsistency(), raw));
             io.out().flush();
             onRow = r -> {
@@ -178,8 +195,8 @@ final class BenchCommand implements Callable<Integer> {
             rows = runEmbedded(settings, progress);
         }
         int signal = stoppedBy;
-        BenchReport report = new BenchReport(Main.version(), BenchReport.Settings.of(settings,
-                peer == null ? null : peer.toString()), rows, signal != 0 ? Boolean.TRUE : null);
+        BenchReport report = new BenchReport(Main.version(), reportSettings(settings), rows,
+                signal != 0 ? Boolean.TRUE : null);
         if (json) {
             io.out().println(report.toJson());
         } else {
@@ -198,6 +215,11 @@ final class BenchCommand implements Callable<Integer> {
             return EXIT_MISMATCH;
         }
         return 0;
+    }
+
+    private BenchReport.Settings reportSettings(BenchSettings settings) {
+        return BenchReport.Settings.of(settings, peer == null ? null : peer.toString())
+                .withBusy(loops.count(), loops.cpus());
     }
 
     /**
@@ -301,6 +323,9 @@ final class BenchCommand implements Callable<Integer> {
         if (block > TargetServer.MAX_BUFFER / batch) {
             return "largest block size x largest batch size must be at most " + ByteSize.format(TargetServer.MAX_BUFFER);
         }
+        if (busy < 0 || busy > BusyLoops.MAX) {
+            return "--busy must be 0.." + BusyLoops.MAX + ", was " + busy;
+        }
         if (peerWait < 0) {
             return "--peer-wait must be at least 0 seconds, was " + peerWait;
         }
@@ -365,6 +390,9 @@ final class BenchCommand implements Callable<Integer> {
             throw e;
         }
         try (node; TargetServer server = new TargetServer(node, s.transport(), socket, oob, engine.procfs, io.err())) {
+            if (loops.count() > 0) {
+                io.out().println("tcpx4j bench target: " + loops.describe());
+            }
             io.out().println("tcpx4j bench target: waiting for one initiator on " + HostPort.of(server.address()));
             io.out().flush();
             server.serve(1);

@@ -38,20 +38,31 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
 
     /** The settings as reported (sizes in bytes, enums in lower case). */
     @JsonPropertyOrder({"transport", "mode", "op", "mem", "blockSizes", "batchSizes", "iterations", "warmup",
-            "warmupSeconds", "checkConsistency", "channels", "chunkSize", "progress", "layout", "peer"})
+            "warmupSeconds", "checkConsistency", "channels", "chunkSize", "progress", "layout", "busy", "cpus",
+            "peer"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Settings(String transport, String mode, String op, String mem, List<Long> blockSizes,
                     List<Integer> batchSizes, String iterations, String warmup, double warmupSeconds,
                     boolean checkConsistency, int channels, int chunkSize, String progress, String layout,
-                    String peer) {
+                    int busy, List<Integer> cpus, String peer) {
 
+        /** The settings of a run without busy loops, on CPUs not reported. */
         static Settings of(BenchSettings s, String peer) {
             return new Settings(s.transport().label(), lower(s.mode()), lower(s.op()), lower(s.memory()),
                     s.blockSizes(), s.batchSizes(),
                     s.iterations() > 0 ? Integer.toString(s.iterations()) : "auto",
                     s.warmup() >= 0 ? Integer.toString(s.warmup()) : "auto", s.warmupSeconds(),
                     s.checkConsistency(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread",
-                    s.reversed() ? "reversed" : "adjacent", peer);
+                    s.reversed() ? "reversed" : "adjacent", 0, null, peer);
+        }
+
+        /**
+         * The same with {@code busy} busy loops ({@code --busy}) and the CPUs the bench process may run on
+         * (null: unknown).
+         */
+        Settings withBusy(int busy, List<Integer> cpus) {
+            return new Settings(transport, mode, op, mem, blockSizes, batchSizes, iterations, warmup, warmupSeconds,
+                    checkConsistency, channels, chunkSize, progress, layout, busy, cpus, peer);
         }
 
         private static String lower(Enum<?> e) {
@@ -88,7 +99,8 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
                 + (s.peer() != null ? " -> " + s.peer() : "") + "), " + s.channels() + " channels, "
                 + ByteSize.format(s.chunkSize()) + " chunks, " + s.progress() + "-driven progress"
                 + ("reversed".equals(s.layout()) ? ", descriptors reversed" : "")
-                + (s.checkConsistency() ? ", consistency checked" : "");
+                + (s.checkConsistency() ? ", consistency checked" : "")
+                + (s.busy() > 0 ? ", " + BusyLoops.describe(s.busy(), s.cpus()) : "");
     }
 
     /** The table, nixlbench style, one row per line, ending with a newline. */

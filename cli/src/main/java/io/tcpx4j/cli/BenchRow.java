@@ -20,7 +20,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param rawGbps      the same transfers as raw TCP over the same number of sockets, measured in the same
  *                     run ({@link RawBaseline}); null without {@code --baseline}
  * @param rawAvgLatencyUs mean time of one such raw transfer; null without {@code --baseline}
- * @param maxLatencyUs the longest measured transfer (JSON only); null where not measured
+ * @param maxLatencyUs the longest transfer of the row (same span as the average), null where not
+ *                     recorded
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record BenchRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, double gbps,
@@ -46,9 +47,9 @@ record BenchRow(long blockSize, int batchSize, int iterations, long bytes, doubl
                 p99LatencyUs, avgPrepUs, avgPostUs, mismatches, gbps, avgLatencyUs, maxLatencyUs);
     }
 
-    /** The same row with the longest transfer's time. */
-    BenchRow withMax(double maxLatencyUs) {
+    /** The same row with its longest transfer. */
+    BenchRow withMaxLatency(double us) {
         return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, gbps, avgLatencyUs, p99LatencyUs,
-                avgPrepUs, avgPostUs, mismatches, rawGbps, rawAvgLatencyUs, maxLatencyUs);
+                avgPrepUs, avgPostUs, mismatches, rawGbps, rawAvgLatencyUs, us);
     }
 }

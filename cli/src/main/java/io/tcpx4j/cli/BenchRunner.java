@@ -268,7 +268,8 @@ final class BenchRunner {
         double seconds = elapsed / 1e9;
         return new BenchRow(block, batch, iterations, bytes, seconds, bytes / seconds / 1e9,
                 latency.getMean() / 1e3, latency.getValueAtPercentile(99) / 1e3,
-                prep / 1e3 / iterations, post / 1e3 / iterations, mismatches).withMax(latency.getMaxValue() / 1e3);
+                prep / 1e3 / iterations, post / 1e3 / iterations, mismatches)
+                .withMaxLatency(latency.getMaxValue() / 1e3);
     }
 
     private BenchRow withBaseline(BenchRow r) {
