@@ -39,6 +39,8 @@ final class BenchCommand implements Callable<Integer> {
     static final int MAX_BATCH = 4096;
     /** Longest warm-up before the first row. */
     static final int MAX_WARMUP_SECONDS = 600;
+    /** Most unmeasured transfers before a row. */
+    static final int MAX_WARMUP = 10_000;
 
     enum Role { INITIATOR, TARGET }
 
@@ -71,7 +73,8 @@ final class BenchCommand implements Callable<Integer> {
     Integer iterations;
 
     @Option(names = "--warmup", paramLabel = "N",
-            description = "Unmeasured transfers before each row. Default: a tenth of the iterations, 2..100.")
+            description = "Unmeasured transfers before each row, 0.." + MAX_WARMUP + ". Default: a tenth of the"
+                    + " iterations, 2..100.")
     Integer warmup;
 
     @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "1",
@@ -149,7 +152,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Logs.configure(engine.verbose);
+        Logs.configure(engine.verbose, io.err());
         BenchSettings settings = settings();
         Backends.checkAvailable(settings.transport(), settings.memory());
         if (role == Role.TARGET) {
@@ -292,8 +295,8 @@ final class BenchCommand implements Callable<Integer> {
         if (iterations != null && iterations < 1) {
             return "--iterations must be at least 1, was " + iterations;
         }
-        if (warmup != null && warmup < 0) {
-            return "--warmup must be at least 0, was " + warmup;
+        if (warmup != null && (warmup < 0 || warmup > MAX_WARMUP)) {
+            return "--warmup must be 0.." + MAX_WARMUP + ", was " + warmup;
         }
         if (!(warmupSeconds >= 0 && warmupSeconds <= MAX_WARMUP_SECONDS)) {
             return "--warmup-seconds must be 0.." + MAX_WARMUP_SECONDS + ", was " + warmupSeconds;

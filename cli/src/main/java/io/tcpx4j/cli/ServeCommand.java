@@ -57,7 +57,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Logs.configure(engine.verbose);
+        Logs.configure(engine.verbose, io.err());
         String problem = engine.problem();
         if (problem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), problem);
