@@ -148,9 +148,8 @@ class CliParsingTest {
         "serve --agents 65",
         "bench --chunk-size 8M",
         "bench --chunk-size 0",
-        "bench --chunk-size 100",
-        "serve --chunk-size 4095",
-        "bench --warmup 10001",
+        "bench --chunk-size 4095 --block-sizes 4K --iterations 1 --warmup-seconds 0 --no-baseline",
+        "bench --warmup 10001 --block-sizes 4K --iterations 1 --warmup-seconds 0 --no-baseline",
         "bench --idle sometimes",
         "bench --inline-limit 2M",
         "bench --inline-limit -1",
@@ -254,12 +253,15 @@ class CliParsingTest {
 
     @Test
     void chunkSizeAndWarmupAreBoundedInOneLine() {
-        Cli.Result r = Cli.run("bench", "--chunk-size", "100");
+        // a run as short as can be: without the bound it would run (and pass) instead of failing slowly
+        Cli.Result r = Cli.run("bench", "--chunk-size", "100", "--block-sizes", "4K", "--iterations", "1",
+                "--warmup-seconds", "0", "--no-baseline");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.errLines()).containsExactly("tcpx4j: --chunk-size must be 4K..4M (at least one 4-KiB page; TCPX"
                 + " holds at most 2048 4-KiB pages per receive), was 100 (see 'tcpx4j bench --help')");
         assertThat(bench("--chunk-size", "4K").chunkSize()).isEqualTo(4096);
-        Cli.Result w = Cli.run("bench", "--warmup", "10001");
+        Cli.Result w = Cli.run("bench", "--warmup", "10001", "--block-sizes", "4K", "--iterations", "1",
+                "--warmup-seconds", "0", "--no-baseline");
         assertThat(w.errLines()).containsExactly("tcpx4j: --warmup must be 0..10000, was 10001 (see 'tcpx4j bench --help')");
         assertThat(bench("--warmup", "10000").warmup()).isEqualTo(10000);
     }
