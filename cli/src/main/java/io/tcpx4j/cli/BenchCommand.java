@@ -164,23 +164,45 @@ final class BenchCommand implements Callable<Integer> {
         }
         Progress progress = progressOverride != null ? progressOverride : Progress.forConsole(io.err());
         boolean raw = baseline;
+        // the header prints with the first row: a run that fails before any row prints its error alone
+        Runnable header = new Runnable() {
+            private boolean printed;
+
+            @Override
+            public void run() {
+                if (!printed) {
+                    printed = true;
+                    io.out().println(new BenchReport(Main.version(), BenchReport.Settings.of(settings,
+                            peer == null ? null : peer.toString()), List.of()).header());
+                    io.out().print(BenchReport.tableHead(settings.checkConsistency(), raw));
+                }
+            }
+        };
         if (!json) {
-            // rows print as they finish; the header first, so that a long run shows what it is doing
-            io.out().println(new BenchReport(Main.version(), BenchReport.Settings.of(settings,
-                    peer == null ? null : peer.toString()), List.of()).header());
-            io.out().print(BenchReport.tableHead(settings.checkConsistency(), raw));
-            io.out().flush();
             onRow = r -> {
                 progress.finish();
+                header.run();
                 io.out().print(BenchReport.tableLine(r, settings.checkConsistency(), raw));
                 io.out().flush();
             };
         }
         List<BenchRow> rows;
-        if (role == Role.INITIATOR) {
-            rows = runInitiator(settings, progress);
-        } else {
-            rows = runEmbedded(settings, progress);
+        // without -v a failed run says why in one line; the engine's warnings on the way would repeat it
+        Logs.Held warnings = engine.verbose ? null : Logs.hold();
+        try {
+            if (role == Role.INITIATOR) {
+                rows = runInitiator(settings, progress);
+            } else {
+                rows = runEmbedded(settings, progress);
+            }
+        } catch (Exception | Error e) {
+            if (warnings != null) {
+                warnings.discard();
+            }
+            throw e;
+        }
+        if (warnings != null) {
+            warnings.release();
         }
         int signal = stoppedBy;
         BenchReport report = new BenchReport(Main.version(), BenchReport.Settings.of(settings,
@@ -188,6 +210,7 @@ final class BenchCommand implements Callable<Integer> {
         if (json) {
             io.out().println(report.toJson());
         } else {
+            header.run();
             io.out().print(BenchReport.tableRule(settings.checkConsistency(), raw));
         }
         io.out().flush();
@@ -359,7 +382,7 @@ final class BenchCommand implements Callable<Integer> {
 
     private int runTarget(BenchSettings s) throws IOException {
         HostPort at = listen != null ? listen : new HostPort("127.0.0.1", ServeCommand.DEFAULT_PORT);
-        String bind = targetBind(s.bindHost(), at);
+        String bind = targetBind(s.bindHost(), at, engine.advertise, spec.commandLine());
         // the listener first: a bad --listen is named as given, before an engine starts on its host
         java.net.ServerSocket socket = TargetServer.bind(at);
         Node node;
@@ -373,16 +396,37 @@ final class BenchCommand implements Callable<Integer> {
             io.out().println("tcpx4j bench target: waiting for one initiator on " + HostPort.of(server.address()));
             io.out().flush();
             server.serve(1);
+            // the run's failure is on stderr already, one line, from the server
+            return server.failedRuns() > 0 ? Main.EXIT_FAILURE : 0;
         }
-        return 0;
     }
 
-    /** The engine interface of a target: --bind, else the --listen host unless it is a wildcard. */
-    static String targetBind(String bind, HostPort listen) throws IOException {
+    /**
+     * The engine interface of a target: --bind, else the --listen host, else (a wildcard --listen)
+     * the --advertise host. A wildcard --listen without either is refused: the engine's conn-info
+     * carries one address, and the host's own name may resolve to a loopback address that
+     * initiators on other hosts cannot reach.
+     */
+    static String targetBind(String bind, HostPort listen, String advertise, CommandLine commandLine)
+            throws IOException {
         if (bind != null) {
             return bind;
         }
-        InetAddress a = InetAddress.getByName(listen.host());
-        return a.isAnyLocalAddress() ? InetAddress.getLocalHost().getHostAddress() : listen.host();
+        InetAddress a;
+        try {
+            a = InetAddress.getByName(listen.host());
+        } catch (java.net.UnknownHostException e) {
+            throw new java.net.UnknownHostException("could not resolve " + listen.host() + ", the host of --listen "
+                    + listen + " (no such host name, or no name service here)");
+        }
+        if (!a.isAnyLocalAddress()) {
+            return listen.host();
+        }
+        if (advertise == null) {
+            throw new CommandLine.ParameterException(commandLine, "--listen " + listen + " is every interface,"
+                    + " and initiators need one address to reach this engine at: add --advertise HOST (this"
+                    + " host's address on their network) or --bind HOST");
+        }
+        return advertise;
     }
 }

@@ -70,6 +70,12 @@ final class EngineOptions {
                     + " the --listen host on a target; the interface that reaches --peer on an initiator.")
     String bind;
 
+    @Option(names = "--advertise", paramLabel = "HOST",
+            description = "Target: the address initiators reach this engine at, written into its conn-info; with a"
+                    + " wildcard --listen (0.0.0.0, ::) and no --bind also the interface the engine listens on."
+                    + " A wildcard --listen needs it (or --bind). Default: the engine's interface.")
+    String advertise;
+
     @Option(names = "--procfs", paramLabel = "DIR", defaultValue = "/proc", hidden = true,
             description = "procfs root, for the host memory check (tests).")
     Path procfs;
@@ -106,6 +112,7 @@ final class EngineOptions {
     EngineConfig engineConfig(String name, String bindHost) {
         return EngineConfig.defaults(name)
                 .withListen(bindHost, 0)
+                .withAdvertiseHost(advertise)
                 .withChannels(channels)
                 .withChunkSize((int) chunkSize)
                 .withIdle(idle)

@@ -113,6 +113,10 @@ public final class Main implements Runnable {
         while (t.getCause() != null && (t.getMessage() == null || t instanceof java.io.UncheckedIOException)) {
             t = t.getCause();
         }
+        if (t instanceof java.net.UnknownHostException && !String.valueOf(t.getMessage()).contains("resolve")) {
+            // the JDK's message is the host name alone
+            return "could not resolve host " + t.getMessage();
+        }
         return t.getMessage() != null ? t.getMessage() : t.toString();
     }
 

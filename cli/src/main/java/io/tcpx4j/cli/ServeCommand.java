@@ -63,7 +63,7 @@ final class ServeCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), problem);
         }
         Backends.checkAvailable(engine.transport, engine.memory);
-        String bind = BenchCommand.targetBind(engine.bind, listen);
+        String bind = BenchCommand.targetBind(engine.bind, listen, engine.advertise, spec.commandLine());
         Thread hook = new Thread(this::shutdown, "tcpx4j-serve-shutdown");
         // the listener first: a bad --listen is named as given, before an engine starts on its host
         java.net.ServerSocket socket = TargetServer.bind(listen);
@@ -78,7 +78,8 @@ final class ServeCommand implements Callable<Integer> {
                 s.close();
             }
             io.out().println("tcpx4j serve: " + engine.transport.label() + " target on " + HostPort.of(s.address())
-                    + " (engine on " + bind + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "")
+                    + " (engine on " + bind + (engine.advertise != null && !engine.advertise.equals(bind)
+                    ? ", advertised as " + engine.advertise : "") + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "")
                     + "); Ctrl-C stops");
             io.out().flush();
             ready.countDown();
