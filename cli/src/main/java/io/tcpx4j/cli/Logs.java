@@ -36,7 +36,8 @@ final class Logs {
     /**
      * Verbose: io.tcpx4j.* at FINE (System.Logger's DEBUG), everything else at WARNING. Otherwise
      * WARNING everywhere, and the TCPX plugin's log at SEVERE. Records go to {@code err}, one line
-     * each; the JDK's console handler (two lines a record) is removed.
+     * each; the JDK's console handler (two lines a record) is removed, other handlers (a file handler
+     * from -Djava.util.logging.config.file) stay.
      */
     static void configure(boolean verbose, PrintStream err) {
         TCPX4J.setLevel(verbose ? Level.FINE : null);
@@ -44,13 +45,15 @@ final class Logs {
         PLUGIN.setLevel(verbose ? Level.FINE : Level.SEVERE);
         Logger root = Logger.getLogger("");
         root.setLevel(Level.WARNING);
+        boolean ours = false;
         for (Handler h : root.getHandlers()) {
-            if (h != HANDLER) {
+            if (h instanceof java.util.logging.ConsoleHandler) {
                 root.removeHandler(h);
             }
+            ours |= h == HANDLER;
         }
         HANDLER.point(err, verbose);
-        if (root.getHandlers().length == 0) {
+        if (!ours) {
             root.addHandler(HANDLER);
         }
     }
