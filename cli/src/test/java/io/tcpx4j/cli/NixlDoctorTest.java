@@ -148,6 +148,8 @@ class NixlDoctorTest {
 
     @Test
     void withoutAPrefixNixlIsFoundOnTheLoaderPath() throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NixlDoctor.findLibnixl(NixlDoctor.DEFAULT_PREFIX) == null,
+                "a NIXL at the default prefix is found before the loader path");
         install(nixlPlugins);
         Path lib = prefix.resolve("lib/x86_64-linux-gnu");
 
@@ -164,6 +166,8 @@ class NixlDoctorTest {
 
     @Test
     void aMissingNixlSaysWhereItWasLookedFor() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NixlDoctor.findLibnixl(NixlDoctor.DEFAULT_PREFIX) == null,
+                "a NIXL at the default prefix is found before the loader path");
         Path wrong = tmp.resolve("wrong");
         Check given = find(new NixlDoctor(env(), wrong, null, List::of).run(), "nixl");
         assertThat(given.blocks()).isTrue();
