@@ -265,7 +265,7 @@ final class OobChannel implements AutoCloseable {
             shown.append(c >= 0x20 && c < 0x7f ? c : '.');
         }
         return new IOException(remote + " does not speak the tcpx4j out-of-band protocol (it sent " + what + ": \""
-                + shown + (n > 40 ? "..." : "") + "\"); is it a tcpx4j serve or bench --role target?");
+                + shown + (n > 40 ? "..." : "") + "\")");
     }
 
     private SocketTimeoutException timeout(Duration within) {

@@ -78,9 +78,9 @@ final class ServeCommand implements Callable<Integer> {
                 s.close();
             }
             io.out().println("tcpx4j serve: " + engine.transport.label() + " target on " + HostPort.of(s.address())
-                    + " (engine on " + bind + (engine.advertise != null && !engine.advertise.equals(bind)
-                    ? ", advertised as " + engine.advertise : "") + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "")
-                    + "); Ctrl-C stops");
+                    + " (engine on " + bind
+                    + (engine.advertise != null && !engine.advertise.equals(bind) ? ", advertised as " + engine.advertise : "")
+                    + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "") + "); Ctrl-C stops");
             io.out().flush();
             ready.countDown();
             int runs = s.serve(0);

@@ -154,7 +154,7 @@ class ErrorReportsTest {
             assertThat(r.exit()).isEqualTo(1);
             assertThat(r.errLines()).hasSize(1);
             assertThat(r.err()).contains("does not speak the tcpx4j out-of-band protocol (it sent no JSON message:"
-                    + " \"SSH-2.0-OpenSSH_9.2p1.\"); is it a tcpx4j serve or bench --role target?");
+                    + " \"SSH-2.0-OpenSSH_9.2p1.\")");
             assertThat(r.out()).as("no table header for a run that never started").isEmpty();
         }
         try (TwoHostTest.Served s = new TwoHostTest.Served();
