@@ -40,6 +40,8 @@ final class BenchCommand implements Callable<Integer> {
     static final int MAX_BATCH = 4096;
     /** Longest warm-up before the first row. */
     static final int MAX_WARMUP_SECONDS = 600;
+    /** Most unmeasured transfers before a row. */
+    static final int MAX_WARMUP = 10_000;
 
     enum Role { INITIATOR, TARGET }
 
@@ -72,7 +74,8 @@ final class BenchCommand implements Callable<Integer> {
     Integer iterations;
 
     @Option(names = "--warmup", paramLabel = "N",
-            description = "Unmeasured transfers before each row. Default: a tenth of the iterations, 2..100.")
+            description = "Unmeasured transfers before each row, 0.." + MAX_WARMUP + ". Default: a tenth of the"
+                    + " iterations, 2..100.")
     Integer warmup;
 
     @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "1",
@@ -156,7 +159,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Logs.configure(engine.verbose);
+        Logs.configure(engine.verbose, io.err());
         BenchSettings settings = settings();
         Backends.checkAvailable(settings.transport(), settings.memory());
         if (role != Role.TARGET) {
@@ -177,22 +180,44 @@ final class BenchCommand implements Callable<Integer> {
         }
         Progress progress = progressOverride != null ? progressOverride : Progress.forConsole(io.err());
         boolean raw = baseline;
+        // the header prints with the first row: a run that fails before any row prints its error alone
+        Runnable header = new Runnable() {
+            private boolean printed;
+
+            @Override
+            public void run() {
+                if (!printed) {
+                    printed = true;
+                    io.out().println(new BenchReport(Main.version(), reportSettings(settings), List.of()).header());
+                    io.out().print(BenchReport.tableHead(settings.checkConsistency(), raw));
+                }
+            }
+        };
         if (!json) {
-            // rows print as they finish; the header first, so that a long run shows what it is doing
-            io.out().println(new BenchReport(Main.version(), reportSettings(settings), List.of()).header());
-            io.out().print(BenchReport.tableHead(settings.checkConsistency(), raw));
-            io.out().flush();
             onRow = r -> {
                 progress.finish();
+                header.run();
                 io.out().print(BenchReport.tableLine(r, settings.checkConsistency(), raw));
                 io.out().flush();
             };
         }
         List<BenchRow> rows;
-        if (role == Role.INITIATOR) {
-            rows = runInitiator(settings, progress);
-        } else {
-            rows = runEmbedded(settings, progress);
+        // without -v a failed run says why in one line; the engine's warnings on the way would repeat it
+        Logs.Held warnings = engine.verbose ? null : Logs.hold();
+        try {
+            if (role == Role.INITIATOR) {
+                rows = runInitiator(settings, progress);
+            } else {
+                rows = runEmbedded(settings, progress);
+            }
+        } catch (Exception | Error e) {
+            if (warnings != null) {
+                warnings.discard();
+            }
+            throw e;
+        }
+        if (warnings != null) {
+            warnings.release();
         }
         int signal = stoppedBy;
         BenchReport report = new BenchReport(Main.version(), reportSettings(settings), rows,
@@ -200,6 +225,7 @@ final class BenchCommand implements Callable<Integer> {
         if (json) {
             io.out().println(report.toJson());
         } else {
+            header.run();
             io.out().print(BenchReport.tableRule(settings.checkConsistency(), raw));
         }
         io.out().flush();
@@ -312,8 +338,8 @@ final class BenchCommand implements Callable<Integer> {
         if (iterations != null && iterations < 1) {
             return "--iterations must be at least 1, was " + iterations;
         }
-        if (warmup != null && warmup < 0) {
-            return "--warmup must be at least 0, was " + warmup;
+        if (warmup != null && (warmup < 0 || warmup > MAX_WARMUP)) {
+            return "--warmup must be 0.." + MAX_WARMUP + ", was " + warmup;
         }
         if (!(warmupSeconds >= 0 && warmupSeconds <= MAX_WARMUP_SECONDS)) {
             return "--warmup-seconds must be 0.." + MAX_WARMUP_SECONDS + ", was " + warmupSeconds;
@@ -379,7 +405,7 @@ final class BenchCommand implements Callable<Integer> {
 
     private int runTarget(BenchSettings s) throws IOException {
         HostPort at = listen != null ? listen : new HostPort("127.0.0.1", ServeCommand.DEFAULT_PORT);
-        String bind = targetBind(s.bindHost(), at);
+        String bind = targetBind(s.bindHost(), at, engine.advertise, spec.commandLine());
         // the listener first: a bad --listen is named as given, before an engine starts on its host
         java.net.ServerSocket socket = TargetServer.bind(at);
         Node node;
@@ -396,16 +422,37 @@ final class BenchCommand implements Callable<Integer> {
             io.out().println("tcpx4j bench target: waiting for one initiator on " + HostPort.of(server.address()));
             io.out().flush();
             server.serve(1);
+            // the run's failure is on stderr already, one line, from the server
+            return server.failedRuns() > 0 ? Main.EXIT_FAILURE : 0;
         }
-        return 0;
     }
 
-    /** The engine interface of a target: --bind, else the --listen host unless it is a wildcard. */
-    static String targetBind(String bind, HostPort listen) throws IOException {
+    /**
+     * The engine interface of a target: --bind, else the --listen host, else (a wildcard --listen)
+     * the --advertise host. A wildcard --listen without either is refused: the engine's conn-info
+     * carries one address, and the host's own name may resolve to a loopback address that
+     * initiators on other hosts cannot reach.
+     */
+    static String targetBind(String bind, HostPort listen, String advertise, CommandLine commandLine)
+            throws IOException {
         if (bind != null) {
             return bind;
         }
-        InetAddress a = InetAddress.getByName(listen.host());
-        return a.isAnyLocalAddress() ? InetAddress.getLocalHost().getHostAddress() : listen.host();
+        InetAddress a;
+        try {
+            a = InetAddress.getByName(listen.host());
+        } catch (java.net.UnknownHostException e) {
+            throw new java.net.UnknownHostException("could not resolve " + listen.host() + ", the host of --listen "
+                    + listen + " (no such host name, or no name service here)");
+        }
+        if (!a.isAnyLocalAddress()) {
+            return listen.host();
+        }
+        if (advertise == null) {
+            throw new CommandLine.ParameterException(commandLine, "--listen " + listen + " is every interface,"
+                    + " and initiators need one address to reach this engine at: add --advertise HOST (this"
+                    + " host's address on their network) or --bind HOST");
+        }
+        return advertise;
     }
 }

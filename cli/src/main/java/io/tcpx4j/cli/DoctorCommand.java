@@ -45,13 +45,18 @@ final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--nixl", description = "Check an installation of the NIXL backend instead (see tcpx4j nixl install).")
     boolean nixl;
 
-    @Option(names = "--nixl-prefix", paramLabel = "DIR", defaultValue = "/opt/nvidia/nvda_nixl",
-            description = "With --nixl: where NIXL is installed. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--nixl-prefix", paramLabel = "DIR",
+            description = "With --nixl: where NIXL is installed (the directory above lib/). Default:"
+                    + " /opt/nvidia/nvda_nixl, else where the loader finds libnixl.so (LD_LIBRARY_PATH, the ldconfig"
+                    + " cache).")
     Path nixlPrefix;
 
     @Option(names = "--plugin-dir", paramLabel = "DIR",
             description = "With --nixl: where TCPX was installed. Default: where NIXL will look.")
     Path pluginDir;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
     DoctorCommand(Io io) {
         this.io = io;
@@ -59,9 +64,14 @@ final class DoctorCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws java.io.IOException {
-        Logs.configure(false);
+        Logs.configure(false, io.err());
+        if (!nixl && (nixlPrefix != null || pluginDir != null)) {
+            // refused rather than implied: a forgotten --nixl would otherwise check the wrong thing quietly
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), (nixlPrefix != null
+                    ? "--nixl-prefix" : "--plugin-dir") + " is for checking a NIXL installation: add --nixl");
+        }
         if (nixl) {
-            return NixlDoctor.report(io, nixlPrefix, pluginDir);
+            return NixlDoctor.report(io, nixlPrefix, pluginDir, json);
         }
         List<Check> checks = new Doctor(transport, memory, io.env(), sysfs, procfs).run();
         if (json) {

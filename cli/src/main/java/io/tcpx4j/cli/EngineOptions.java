@@ -12,6 +12,13 @@ import java.time.Duration;
 /** Flags shared by {@code bench} and {@code serve}: what the local engine runs on. */
 final class EngineOptions {
 
+    /**
+     * Smallest --chunk-size: one 4 KiB page, the unit TCPX receives in. The engine takes any size from
+     * 1 byte, but every chunk costs a header, a post and a completion, so that smaller chunks only
+     * multiply the work per byte (and the chunks a stop has to wait for).
+     */
+    static final long MIN_CHUNK = 4096;
+
     @Option(names = "--transport", paramLabel = "loopback|tcpx", defaultValue = "loopback",
             description = "Transport: loopback (kernel TCP, works anywhere) or tcpx (GPUDirect-TCPX). Default: ${DEFAULT-VALUE}.")
     TransportKind transport;
@@ -25,7 +32,7 @@ final class EngineOptions {
     int channels;
 
     @Option(names = "--chunk-size", paramLabel = "SIZE", defaultValue = "512K", converter = Sizes.Converter.class,
-            description = "Bytes per chunk on the wire, up to 4M (TCPX holds at most 2048 4-KiB pages per receive); a transfer whose chunks would load one channel more than another goes in equal chunks, a whole number per channel, each at least 128K, when no other chunk waits. Default: ${DEFAULT-VALUE}.")
+            description = "Bytes per chunk on the wire, 4K..4M (TCPX holds at most 2048 4-KiB pages per receive); a transfer whose chunks would load one channel more than another goes in equal chunks, a whole number per channel, each at least 128K, when no other chunk waits. Default: ${DEFAULT-VALUE}.")
     long chunkSize;
 
     @Option(names = "--inline-limit", paramLabel = "SIZE", defaultValue = "32K", converter = Sizes.OrZeroConverter.class,
@@ -63,11 +70,18 @@ final class EngineOptions {
                     + " the --listen host on a target; the interface that reaches --peer on an initiator.")
     String bind;
 
+    @Option(names = "--advertise", paramLabel = "HOST",
+            description = "Target: the address initiators reach this engine at, written into its conn-info; with a"
+                    + " wildcard --listen (0.0.0.0, ::) and no --bind also the interface the engine listens on."
+                    + " A wildcard --listen needs it (or --bind). Default: the engine's interface.")
+    String advertise;
+
     @Option(names = "--procfs", paramLabel = "DIR", defaultValue = "/proc", hidden = true,
             description = "procfs root, for the host memory check (tests).")
     Path procfs;
 
-    @Option(names = {"-v", "--verbose"}, description = "Log at FINE level on stderr (default: warnings only).")
+    @Option(names = {"-v", "--verbose"}, description = "Log tcpx4j's own loggers (io.tcpx4j.*) at debug level on stderr, one line a record;"
+                    + " other libraries stay at warnings. Default: warnings only.")
     boolean verbose;
 
     /** Checks ranges picocli cannot express; returns a message for the user or null. */
@@ -78,9 +92,9 @@ final class EngineOptions {
         if (agents < 1 || agents > EngineConfig.MAX_AGENTS) {
             return "--agents must be 1.." + EngineConfig.MAX_AGENTS + ", was " + agents;
         }
-        if (chunkSize > EngineConfig.MAX_CHUNK) {
-            return "--chunk-size must be at most 4M (TCPX holds at most 2048 4-KiB pages per receive), was "
-                    + ByteSize.format(chunkSize);
+        if (chunkSize < MIN_CHUNK || chunkSize > EngineConfig.MAX_CHUNK) {
+            return "--chunk-size must be 4K..4M (at least one 4-KiB page; TCPX holds at most 2048 4-KiB pages"
+                    + " per receive), was " + ByteSize.format(chunkSize);
         }
         if (inlineLimit < 0 || inlineLimit > EngineConfig.MAX_INLINE) {
             return "--inline-limit must be 0..1M, was " + ByteSize.format(inlineLimit);
@@ -103,6 +117,7 @@ final class EngineOptions {
     EngineConfig engineConfig(String name, String bindHost, Progress.Driver driver) {
         return EngineConfig.defaults(name)
                 .withListen(bindHost, 0)
+                .withAdvertiseHost(advertise)
                 .withChannels(channels)
                 .withChunkSize((int) chunkSize)
                 .withProgress(new Progress(driver, spin))

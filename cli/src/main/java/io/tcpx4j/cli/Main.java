@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 import java.io.PrintWriter;
 
 /**
- * Entry point of {@code tcpx4j}: {@code bench}, {@code doctor}, {@code serve}.
+ * Entry point of {@code tcpx4j}: {@code bench}, {@code doctor}, {@code serve}, {@code nixl install}.
  *
  * <p>Exit codes: 0 ok, 1 failure at run time, 2 bad flags or a capability this build lacks
  * (one line on stderr), 3 {@code bench --check-consistency} found differing bytes.
@@ -30,7 +30,7 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: bench, doctor or serve");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: bench, doctor, serve or nixl");
     }
 
     public static void main(String[] args) {
@@ -56,8 +56,8 @@ public final class Main implements Runnable {
         cl.setErr(new PrintWriter(io.err(), true));
         cl.setParameterExceptionHandler((e, args) -> {
             // one line: what is wrong and where to look
-            String name = e.getCommandLine().getCommandName();
-            String hint = e.getCommandLine() == cl ? "tcpx4j --help" : "tcpx4j " + name + " --help";
+            // the full command path: a subcommand of a subcommand ("nixl install") is named with its parent
+            String hint = e.getCommandLine().getCommandSpec().qualifiedName() + " --help";
             io.err().println("tcpx4j: " + oneLine(e.getMessage()) + " (see '" + hint + "')");
             io.err().flush();
             return EXIT_USAGE;
@@ -67,7 +67,7 @@ public final class Main implements Runnable {
                 io.err().println("tcpx4j: " + oneLine(e.getMessage()));
                 return EXIT_USAGE;
             }
-            io.err().println("tcpx4j: " + commandLine.getCommandName() + " failed: " + oneLine(describe(e)));
+            io.err().println("tcpx4j: " + commandPath(commandLine) + " failed: " + oneLine(describe(e)));
             if (parseResult.expandedArgs().contains("-v") || parseResult.expandedArgs().contains("--verbose")) {
                 e.printStackTrace(io.err());
             }
@@ -75,6 +75,12 @@ public final class Main implements Runnable {
             return EXIT_FAILURE;
         });
         return cl;
+    }
+
+    /** The command as typed after "tcpx4j", e.g. "bench" or "nixl install". */
+    static String commandPath(CommandLine commandLine) {
+        String q = commandLine.getCommandSpec().qualifiedName();
+        return q.startsWith("tcpx4j ") ? q.substring("tcpx4j ".length()) : q;
     }
 
     /** Native loaders put line breaks in their messages; errors here are one line. */
@@ -106,6 +112,10 @@ public final class Main implements Runnable {
         Throwable t = e;
         while (t.getCause() != null && (t.getMessage() == null || t instanceof java.io.UncheckedIOException)) {
             t = t.getCause();
+        }
+        if (t instanceof java.net.UnknownHostException && !String.valueOf(t.getMessage()).contains("resolve")) {
+            // the JDK's message is the host name alone
+            return "could not resolve host " + t.getMessage();
         }
         return t.getMessage() != null ? t.getMessage() : t.toString();
     }

@@ -19,24 +19,40 @@ import java.util.concurrent.TimeUnit;
  */
 final class NixlDoctor {
 
+    /** Where NIXL's install puts it unless told otherwise (its meson prefix). */
+    static final Path DEFAULT_PREFIX = Path.of("/opt/nvidia/nvda_nixl");
+    /** The directories under a prefix where NIXL's install puts libnixl.so, in search order. */
+    static final List<String> LIB_DIRS = List.of("lib/x86_64-linux-gnu", "lib64", "lib");
+
     private final Map<String, String> env;
     private final Path nixlPrefix;
     private final Path pluginDir;
+    private final java.util.function.Supplier<List<String>> ldconfigCache;
+    /** The install command for the NIXL that {@link #run()} found (with its prefix). */
+    private String installFix = "./tcpx4j nixl install";
 
     /**
      * @param env        the environment NIXL will run with
-     * @param nixlPrefix where NIXL is installed
+     * @param nixlPrefix where NIXL is installed, or null to search {@link #DEFAULT_PREFIX}, then the
+     *                   loader path (LD_LIBRARY_PATH, then the ldconfig cache)
      * @param pluginDir  where the TCPX plugin was installed, or null for "where NIXL will look"
      */
     NixlDoctor(Map<String, String> env, Path nixlPrefix, Path pluginDir) {
+        this(env, nixlPrefix, pluginDir, NixlDoctor::ldconfigCache);
+    }
+
+    /** As above, with the lines of {@code ldconfig -p} from {@code ldconfigCache} (tests). */
+    NixlDoctor(Map<String, String> env, Path nixlPrefix, Path pluginDir,
+               java.util.function.Supplier<List<String>> ldconfigCache) {
         this.env = Map.copyOf(env);
         this.nixlPrefix = nixlPrefix;
         this.pluginDir = pluginDir;
+        this.ldconfigCache = ldconfigCache;
     }
 
     /** libnixl.so under a NIXL prefix (lib/x86_64-linux-gnu, lib64, lib), or null. */
     static Path findLibnixl(Path prefix) {
-        for (String d : List.of("lib/x86_64-linux-gnu", "lib64", "lib")) {
+        for (String d : LIB_DIRS) {
             Path p = prefix.resolve(d).resolve("libnixl.so");
             if (Files.isRegularFile(p)) {
                 return p;
@@ -45,15 +61,112 @@ final class NixlDoctor {
         return null;
     }
 
+    /**
+     * libnixl.so where the dynamic loader finds it: in a directory of {@code LD_LIBRARY_PATH}, else
+     * in the ldconfig cache (lines of {@code ldconfig -p}: {@code "libnixl.so (libc6,x86-64) => /path"}).
+     */
+    static Path onLoaderPath(Map<String, String> env, List<String> ldconfigCache) {
+        String path = env.get("LD_LIBRARY_PATH");
+        if (path != null) {
+            for (String d : path.split(":")) {
+                if (!d.isBlank() && Files.isRegularFile(Path.of(d, "libnixl.so"))) {
+                    return Path.of(d, "libnixl.so").toAbsolutePath().normalize();
+                }
+            }
+        }
+        for (String line : ldconfigCache) {
+            String l = line.strip();
+            int arrow = l.indexOf("=>");
+            if (l.startsWith("libnixl.so ") && arrow > 0) {
+                Path p = Path.of(l.substring(arrow + 2).strip());
+                if (Files.isRegularFile(p)) {
+                    return p;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The prefix a libnixl.so was installed under: the directory above lib/x86_64-linux-gnu, lib64 or lib. */
+    static Path prefixOf(Path libnixl) {
+        Path dir = libnixl.getParent();
+        if (dir.getFileName() != null && dir.getFileName().toString().equals("x86_64-linux-gnu")
+                && dir.getParent() != null && dir.getParent().getFileName() != null
+                && dir.getParent().getFileName().toString().equals("lib")) {
+            return dir.getParent().getParent();
+        }
+        return dir.getParent() != null ? dir.getParent() : dir;
+    }
+
+    /** The lines of {@code ldconfig -p}, or none when it cannot run. */
+    static List<String> ldconfigCache() {
+        for (String ldconfig : List.of("/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig")) {
+            if (ldconfig.startsWith("/") && !Files.isExecutable(Path.of(ldconfig))) {
+                continue;
+            }
+            try {
+                Process p = new ProcessBuilder(ldconfig, "-p").redirectErrorStream(true).start();
+                List<String> out;
+                try (var r = p.inputReader()) {
+                    out = r.lines().toList();
+                }
+                if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
+                    return out;
+                }
+                p.destroyForcibly();
+            } catch (IOException e) {
+                // try the next one
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return List.of();
+            }
+        }
+        return List.of();
+    }
+
+    /** Where the checks found NIXL: the prefix given, else the default prefix or the loader path. */
+    private Path[] locate() {
+        if (nixlPrefix != null) {
+            return new Path[] {nixlPrefix, findLibnixl(nixlPrefix)};
+        }
+        Path lib = findLibnixl(DEFAULT_PREFIX);
+        if (lib != null) {
+            return new Path[] {DEFAULT_PREFIX, lib};
+        }
+        lib = onLoaderPath(env, ldconfigCache.get());
+        return lib != null ? new Path[] {prefixOf(lib), lib} : new Path[] {null, null};
+    }
+
+    private static String looked(Path prefix) {
+        List<String> where = new ArrayList<>();
+        for (String d : LIB_DIRS) {
+            where.add(prefix.resolve(d).toString());
+        }
+        return String.join(", ", where);
+    }
+
     List<Check> run() {
         List<Check> checks = new ArrayList<>();
-        Path libnixl = findLibnixl(nixlPrefix);
+        Path[] found = locate();
+        Path nixlPrefix = found[0];
+        Path libnixl = found[1];
         Path nixlPlugins = libnixl == null ? null : libnixl.getParent().resolve("plugins");
-        if (libnixl == null) {
-            checks.add(Check.fail("nixl", "no libnixl.so under " + nixlPrefix + " (lib/x86_64-linux-gnu, lib64, lib)",
-                    "pass --nixl-prefix DIR (where NIXL is installed)", pluginDir == null));
+        installFix = "./tcpx4j nixl install" + (nixlPrefix == null ? "" : " --nixl-prefix " + nixlPrefix);
+        if (libnixl == null && this.nixlPrefix != null) {
+            checks.add(Check.fail("nixl", "no libnixl.so under --nixl-prefix " + nixlPrefix + " (looked in "
+                            + looked(nixlPrefix) + ")",
+                    "pass --nixl-prefix DIR, the directory NIXL was installed into (its meson --prefix, the one"
+                            + " with lib/x86_64-linux-gnu/libnixl.so, lib64/libnixl.so or lib/libnixl.so)",
+                    pluginDir == null));
+        } else if (libnixl == null) {
+            String ld = blankToNull(env.get("LD_LIBRARY_PATH"));
+            checks.add(Check.fail("nixl", "no libnixl.so in " + looked(DEFAULT_PREFIX) + ", on LD_LIBRARY_PATH ("
+                            + (ld == null ? "unset" : ld) + ") or in the ldconfig cache",
+                    "pass --nixl-prefix DIR, the directory NIXL was installed into (its meson --prefix)",
+                    pluginDir == null));
         } else {
-            checks.add(Check.ok("nixl", "NIXL at " + nixlPrefix + ", its own plugin directory " + nixlPlugins));
+            checks.add(Check.ok("nixl", "NIXL at " + nixlPrefix + " (" + libnixl + "), its own plugin directory "
+                    + nixlPlugins));
         }
 
         String envDir = blankToNull(env.get("NIXL_PLUGIN_DIR"));
@@ -78,13 +191,13 @@ final class NixlDoctor {
                     && Files.isRegularFile(nixlPlugins.resolve(NixlInstallCommand.PLUGIN));
             checks.add(Check.fail("plugin", "no " + NixlInstallCommand.PLUGIN + " in " + dir,
                     inNixlsOwn ? "unset NIXL_PLUGIN_DIR: TCPX is installed in NIXL's own directory " + nixlPlugins
-                            : "./tcpx4j nixl install --nixl-prefix " + nixlPrefix, true));
+                            : installFix, true));
             return checks;
         }
         checks.add(Check.ok("plugin", plugin.toString()));
         checks.add(Files.isRegularFile(bridge) ? Check.ok("bridge", bridge.toString())
                 : Check.fail("bridge", "no " + NixlInstallCommand.BRIDGE + " beside the plugin",
-                "./tcpx4j nixl install --nixl-prefix " + nixlPrefix, true));
+                installFix, true));
         checks.add(ldd(plugin));
         checks.add(classPath(dir));
         checks.add(java());
@@ -117,7 +230,7 @@ final class NixlDoctor {
         Path file = dir.resolve(NixlInstallCommand.CLASSPATH_FILE);
         if (!Files.isRegularFile(file)) {
             return Check.fail("classpath", "no " + file + " and TCPX4J_CLASSPATH is unset",
-                    "./tcpx4j nixl install --nixl-prefix " + nixlPrefix, true);
+                    installFix, true);
         }
         List<String> entries = new ArrayList<>();
         List<String> missing = new ArrayList<>();
@@ -142,7 +255,7 @@ final class NixlDoctor {
         boolean backend = entries.stream().anyMatch(s -> s.contains("tcpx4j-nixl-backend"));
         if (!missing.isEmpty() || !backend) {
             return Check.fail("classpath", file + (missing.isEmpty() ? " lacks tcpx4j-nixl-backend"
-                    : " names missing files: " + missing), "./tcpx4j nixl install --nixl-prefix " + nixlPrefix, true);
+                    : " names missing files: " + missing), installFix, true);
         }
         return Check.ok("classpath", entries.size() + " jars from " + file);
     }
@@ -255,13 +368,36 @@ final class NixlDoctor {
         }
     }
 
-    /** {@code tcpx4j doctor --nixl}: prints the checks; 0 if nothing blocks, 1 otherwise. */
-    static int report(Io io, Path nixlPrefix, Path pluginDir) {
-        List<Check> checks = new NixlDoctor(io.env(), nixlPrefix.toAbsolutePath().normalize(),
-                pluginDir == null ? null : pluginDir.toAbsolutePath().normalize()).run();
-        io.out().println("tcpx4j doctor: --nixl (NIXL at " + nixlPrefix + ")");
-        print(io, checks);
+    /**
+     * {@code tcpx4j doctor --nixl}: prints the checks (or, with {@code json}, one JSON document); 0 if
+     * nothing blocks, 1 otherwise.
+     *
+     * @param nixlPrefix --nixl-prefix, or null to search the default prefix and the loader path
+     */
+    static int report(Io io, Path nixlPrefix, Path pluginDir, boolean json) throws IOException {
+        Path prefix = nixlPrefix == null ? null : nixlPrefix.toAbsolutePath().normalize();
+        NixlDoctor doctor = new NixlDoctor(io.env(), prefix,
+                pluginDir == null ? null : pluginDir.toAbsolutePath().normalize());
+        List<Check> checks = doctor.run();
         long blocking = checks.stream().filter(Check::blocks).count();
+        if (json) {
+            var doc = new java.util.LinkedHashMap<String, Object>();
+            doc.put("tool", "tcpx4j doctor");
+            doc.put("version", Main.version());
+            doc.put("nixl", true);
+            doc.put("nixlPrefix", prefix == null ? null : prefix.toString());
+            doc.put("pluginDir", pluginDir == null ? null : pluginDir.toString());
+            doc.put("ready", blocking == 0);
+            doc.put("blocking", blocking);
+            doc.put("checks", checks);
+            io.out().println(new com.fasterxml.jackson.databind.ObjectMapper()
+                    .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
+            io.out().flush();
+            return blocking > 0 ? 1 : 0;
+        }
+        io.out().println("tcpx4j doctor: --nixl (" + (prefix != null ? "NIXL at " + prefix
+                : "NIXL at " + DEFAULT_PREFIX + " or on the loader path") + ")");
+        print(io, checks);
         io.out().println(blocking > 0 ? "result: " + blocking + " problem(s) keep NIXL from loading TCPX; fix them and"
                 + " run tcpx4j doctor --nixl again" : "result: NIXL agents can load the TCPX backend");
         io.out().flush();

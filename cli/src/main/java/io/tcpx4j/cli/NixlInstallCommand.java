@@ -70,7 +70,7 @@ final class NixlInstallCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException, InterruptedException {
-        Logs.configure(false);
+        Logs.configure(false, io.err());
         Path root = source != null ? source.toAbsolutePath().normalize() : sourceTree();
         Path prefix = nixlPrefix.toAbsolutePath().normalize();
         Path libnixl = NixlDoctor.findLibnixl(prefix);
@@ -86,26 +86,31 @@ final class NixlInstallCommand implements Callable<Integer> {
         Files.deleteIfExists(log);
 
         step("building the Java side (" + String.join(", ", MODULES) + ")");
-        run(root, log, Map.of("JAVA_HOME", jdk.toString()), root.resolve("mvnw").toString(), "-B", "-q", "-DskipTests", "-Dmaven.javadoc.skip", "-Dmaven.source.skip",
+        run(root, log, io.env(), Map.of("JAVA_HOME", jdk.toString()), root.resolve("mvnw").toString(), "-B", "-q", "-DskipTests", "-Dmaven.javadoc.skip", "-Dmaven.source.skip",
                 "-pl", String.join(",", MODULES), "-am", "package", "dependency:build-classpath",
                 "-DincludeScope=runtime", "-Dmdep.outputFile=target/runtime-classpath.txt");
         List<Path> jars = jars(root);
 
         step("building libplugin_TCPX.so and the bridge against NIXL in " + prefix);
         Path build = root.resolve("nixl-backend/target/nixl-plugin-build");
+        // the build directory is made afresh; examples an earlier install built there are built again
+        boolean withExamples = examples || builtExamples(build);
+        if (withExamples && !examples) {
+            io.out().println("  also building the examples again (an earlier install built them in " + build + ")");
+        }
         deleteTree(build);
         List<String> setup = new ArrayList<>(List.of("meson", "setup", build.toString(),
                 root.resolve("nixl-backend/src/main/native/plugin").toString(), "-Dnixl_prefix=" + prefix,
                 "-Dplugin_dir=" + dir));
-        if (examples) {
+        if (withExamples) {
             setup.add("-Dexamples=true");
         }
         Map<String, String> jenv = Map.of("JAVA_HOME", jdk.toString(), "TCPX4J_JAVA_HOME", jdk.toString());
-        run(root, log, jenv, setup.toArray(String[]::new));
-        run(root, log, jenv, "meson", "compile", "-C", build.toString());
+        run(root, log, io.env(), jenv, setup.toArray(String[]::new));
+        run(root, log, io.env(), jenv, "meson", "compile", "-C", build.toString());
 
         step("installing into " + dir);
-        run(root, log, jenv, "meson", "install", "--no-rebuild", "-C", build.toString());
+        run(root, log, io.env(), jenv, "meson", "install", "--no-rebuild", "-C", build.toString());
         Path jarDir = dir.resolve(JAR_DIR);
         deleteTree(jarDir);
         Files.createDirectories(jarDir);
@@ -122,7 +127,7 @@ final class NixlInstallCommand implements Callable<Integer> {
             io.out().println("  linked " + linked + " of NIXL's plugins from " + nixlPlugins + " (NIXL_PLUGIN_DIR=" + dir
                     + " replaces NIXL's own directory)");
         }
-        if (examples) {
+        if (withExamples) {
             io.out().println("  examples: " + build.resolve("tcpx_two_agents") + ", " + build.resolve("tcpx_bench"));
         }
 
@@ -221,10 +226,42 @@ final class NixlInstallCommand implements Callable<Integer> {
         return n;
     }
 
-    private static void run(Path dir, Path log, Map<String, String> env, String... command)
+    /** The examples' programs, where {@code -Dexamples=true} builds them in the build directory. */
+    static final List<String> EXAMPLES = List.of("tcpx_two_agents", "tcpx_bench");
+
+    /** Whether {@code build} holds examples an earlier install built. */
+    static boolean builtExamples(Path build) {
+        return EXAMPLES.stream().anyMatch(e -> Files.isRegularFile(build.resolve(e)));
+    }
+
+    /**
+     * The environment of the build's child processes: {@code base} without the JVM's libjsig.so in
+     * LD_PRELOAD. The ./tcpx4j launcher preloads it for this JVM (signal chaining for NCCL plugins);
+     * in Maven's JVM and the compilers it only makes each JVM warn that signal() and sigset() are
+     * deprecated.
+     */
+    static Map<String, String> childEnvironment(Map<String, String> base) {
+        Map<String, String> env = new java.util.HashMap<>(base);
+        String preload = env.get("LD_PRELOAD");
+        if (preload != null) {
+            String kept = java.util.Arrays.stream(preload.split("[: ]"))
+                    .filter(e -> !e.isBlank() && !Path.of(e).getFileName().toString().equals("libjsig.so"))
+                    .collect(java.util.stream.Collectors.joining(":"));
+            if (kept.isEmpty()) {
+                env.remove("LD_PRELOAD");
+            } else {
+                env.put("LD_PRELOAD", kept);
+            }
+        }
+        return env;
+    }
+
+    private static void run(Path dir, Path log, Map<String, String> base, Map<String, String> env, String... command)
             throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().clear();
+        pb.environment().putAll(childEnvironment(base));
         pb.environment().putAll(env);
         Files.writeString(log, "$ " + String.join(" ", command) + "\n", java.nio.file.StandardOpenOption.CREATE,
                 java.nio.file.StandardOpenOption.APPEND);

@@ -77,6 +77,10 @@ final class OobChannel implements AutoCloseable {
      */
     static OobChannel connect(HostPort target, Duration patience, PrintStream notices)
             throws IOException, InterruptedException {
+        if (target.toAddress().isUnresolved()) {
+            throw new java.net.UnknownHostException("could not resolve " + target.host() + ", the host of --peer "
+                    + target + " (no such host name, or no name service here)");
+        }
         long deadline = System.nanoTime() + patience.toNanos();
         boolean told = false;
         while (true) {
@@ -161,7 +165,12 @@ final class OobChannel implements AutoCloseable {
                 try {
                     send(OobMessage.ping());
                 } catch (IOException e) {
-                    close(); // the reader learns it from its next read
+                    // the peer has gone; the socket stays open for reading: what the peer sent before it
+                    // went (a target's reason for ending the run) is still to be read
+                    ScheduledFuture<?> p = pings;
+                    if (p != null) {
+                        p.cancel(false);
+                    }
                 }
             });
         }, ms, ms, TimeUnit.MILLISECONDS);
@@ -227,7 +236,7 @@ final class OobChannel implements AutoCloseable {
                 break;
             }
             if (n == MAX_LINE) {
-                throw new IOException("out-of-band message longer than " + MAX_LINE + " bytes");
+                throw notOurProtocol(buf, n, "a line longer than " + MAX_LINE + " bytes");
             }
             if (n == buf.length) {
                 buf = Arrays.copyOf(buf, Math.min(MAX_LINE, n * 2));
@@ -236,13 +245,27 @@ final class OobChannel implements AutoCloseable {
         }
         try {
             OobMessage m = JSON.readValue(new String(buf, 0, n, StandardCharsets.UTF_8), OobMessage.class);
-            if (m.op() == null) {
-                throw new IOException("out-of-band message without op");
+            if (m == null || m.op() == null) {
+                throw notOurProtocol(buf, n, "a message without op");
             }
             return m;
         } catch (com.fasterxml.jackson.core.JacksonException e) {
-            throw new IOException("malformed out-of-band message: " + e.getOriginalMessage(), e);
+            throw notOurProtocol(buf, n, "no JSON message");
         }
+    }
+
+    /**
+     * The peer sent something that is not a message of this protocol: most likely it is another
+     * service (ssh, http) at the address given, not tcpx4j.
+     */
+    private IOException notOurProtocol(byte[] line, int n, String what) {
+        StringBuilder shown = new StringBuilder();
+        for (int i = 0; i < n && shown.length() < 40; i++) {
+            char c = (char) (line[i] & 0xff);
+            shown.append(c >= 0x20 && c < 0x7f ? c : '.');
+        }
+        return new IOException(remote + " does not speak the tcpx4j out-of-band protocol (it sent " + what + ": \""
+                + shown + (n > 40 ? "..." : "") + "\")");
     }
 
     private SocketTimeoutException timeout(Duration within) {

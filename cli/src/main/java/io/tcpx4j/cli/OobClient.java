@@ -129,7 +129,8 @@ final class OobClient implements TargetHandle {
         } catch (java.io.EOFException e) {
             return "it closed the out-of-band connection";
         } catch (IOException e) {
-            return null;
+            // a reset: the target closed the connection before reading all that was sent to it
+            return "the out-of-band connection broke (" + e.getMessage() + ")";
         }
     }
 

@@ -57,13 +57,13 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Logs.configure(engine.verbose);
+        Logs.configure(engine.verbose, io.err());
         String problem = engine.problem();
         if (problem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), problem);
         }
         Backends.checkAvailable(engine.transport, engine.memory);
-        String bind = BenchCommand.targetBind(engine.bind, listen);
+        String bind = BenchCommand.targetBind(engine.bind, listen, engine.advertise, spec.commandLine());
         Thread hook = new Thread(this::shutdown, "tcpx4j-serve-shutdown");
         // the listener first: a bad --listen is named as given, before an engine starts on its host
         java.net.ServerSocket socket = TargetServer.bind(listen);
@@ -78,8 +78,9 @@ final class ServeCommand implements Callable<Integer> {
                 s.close();
             }
             io.out().println("tcpx4j serve: " + engine.transport.label() + " target on " + HostPort.of(s.address())
-                    + " (engine on " + bind + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "")
-                    + "); Ctrl-C stops");
+                    + " (engine on " + bind
+                    + (engine.advertise != null && !engine.advertise.equals(bind) ? ", advertised as " + engine.advertise : "")
+                    + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "") + "); Ctrl-C stops");
             io.out().flush();
             ready.countDown();
             int runs = s.serve(0);

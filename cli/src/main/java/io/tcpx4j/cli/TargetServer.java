@@ -56,6 +56,7 @@ final class TargetServer implements AutoCloseable {
     private final Set<OobChannel> open = ConcurrentHashMap.newKeySet();
     private final ReentrantLock runLock = new ReentrantLock(true);
     private final AtomicInteger ended = new AtomicInteger();
+    private final AtomicInteger failed = new AtomicInteger();
     private volatile int maxRuns;
     private volatile String running;
     private volatile boolean closed;
@@ -194,6 +195,7 @@ final class TargetServer implements AutoCloseable {
                 serveOne(c, hello);
             } catch (IOException e) {
                 if (!closed) {
+                    failed.incrementAndGet();
                     log.println("tcpx4j: run from " + c.remote() + " failed: " + e.getMessage());
                 }
             } finally {
@@ -335,6 +337,11 @@ final class TargetServer implements AutoCloseable {
         for (OobChannel c : open) {
             c.close();
         }
+    }
+
+    /** Runs that failed (the target ended them, or they broke); each was logged as it ended. */
+    int failedRuns() {
+        return failed.get();
     }
 
     boolean isClosed() {

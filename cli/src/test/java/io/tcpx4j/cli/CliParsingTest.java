@@ -150,6 +150,8 @@ class CliParsingTest {
         "serve --agents 65",
         "bench --chunk-size 8M",
         "bench --chunk-size 0",
+        "bench --chunk-size 4095 --block-sizes 4K --iterations 1 --warmup-seconds 0 --no-baseline",
+        "bench --warmup 10001 --block-sizes 4K --iterations 1 --warmup-seconds 0 --no-baseline",
         "bench --idle sometimes",
         "bench --inline-limit 2M",
         "bench --inline-limit -1",
@@ -234,5 +236,38 @@ class CliParsingTest {
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.errLines()).hasSize(1);
         assertThat(r.err()).contains("--oob-timeout");
+    }
+
+    @Test
+    void noCommandListsEveryCommandNixlIncluded() {
+        Cli.Result r = Cli.run();
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.errLines()).containsExactly(
+                "tcpx4j: missing command: bench, doctor, serve or nixl (see 'tcpx4j --help')");
+    }
+
+    @Test
+    void aSubcommandsBadFlagPointsAtItsOwnHelpWithItsFullName() {
+        Cli.Result r = Cli.run("nixl", "install", "--nixl-prefix");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.errLines()).hasSize(1);
+        assertThat(r.err()).endsWith("(see 'tcpx4j nixl install --help')" + System.lineSeparator());
+        Cli.Result bench = Cli.run("bench", "--nope");
+        assertThat(bench.err()).contains("(see 'tcpx4j bench --help')");
+    }
+
+    @Test
+    void chunkSizeAndWarmupAreBoundedInOneLine() {
+        // a run as short as can be: without the bound it would run (and pass) instead of failing slowly
+        Cli.Result r = Cli.run("bench", "--chunk-size", "100", "--block-sizes", "4K", "--iterations", "1",
+                "--warmup-seconds", "0", "--no-baseline");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.errLines()).containsExactly("tcpx4j: --chunk-size must be 4K..4M (at least one 4-KiB page; TCPX"
+                + " holds at most 2048 4-KiB pages per receive), was 100 (see 'tcpx4j bench --help')");
+        assertThat(bench("--chunk-size", "4K").chunkSize()).isEqualTo(4096);
+        Cli.Result w = Cli.run("bench", "--warmup", "10001", "--block-sizes", "4K", "--iterations", "1",
+                "--warmup-seconds", "0", "--no-baseline");
+        assertThat(w.errLines()).containsExactly("tcpx4j: --warmup must be 0..10000, was 10001 (see 'tcpx4j bench --help')");
+        assertThat(bench("--warmup", "10000").warmup()).isEqualTo(10000);
     }
 }

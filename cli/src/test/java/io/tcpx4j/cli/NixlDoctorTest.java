@@ -145,4 +145,61 @@ class NixlDoctorTest {
         assertThat(r.errLines()).hasSize(1);
         assertThat(r.err()).contains("no NIXL installation under").contains("--nixl-prefix");
     }
+
+    @Test
+    void withoutAPrefixNixlIsFoundOnTheLoaderPath() throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NixlDoctor.findLibnixl(NixlDoctor.DEFAULT_PREFIX) == null,
+                "a NIXL at the default prefix is found before the loader path");
+        install(nixlPlugins);
+        Path lib = prefix.resolve("lib/x86_64-linux-gnu");
+
+        List<Check> viaEnv = new NixlDoctor(env("LD_LIBRARY_PATH", "/nonexistent:" + lib), null, null, List::of).run();
+        assertThat(viaEnv).noneMatch(Check::blocks);
+        assertThat(find(viaEnv, "nixl").detail()).startsWith("NIXL at " + prefix + " (" + lib.resolve("libnixl.so"));
+
+        List<String> cache = List.of("123 libs found in cache `/etc/ld.so.cache'",
+                "\tlibnixl.so (libc6,x86-64) => " + lib.resolve("libnixl.so"));
+        List<Check> viaCache = new NixlDoctor(env(), null, null, () -> cache).run();
+        assertThat(viaCache).noneMatch(Check::blocks);
+        assertThat(find(viaCache, "plugin").detail()).isEqualTo(nixlPlugins.resolve(NixlInstallCommand.PLUGIN).toString());
+    }
+
+    @Test
+    void aMissingNixlSaysWhereItWasLookedFor() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NixlDoctor.findLibnixl(NixlDoctor.DEFAULT_PREFIX) == null,
+                "a NIXL at the default prefix is found before the loader path");
+        Path wrong = tmp.resolve("wrong");
+        Check given = find(new NixlDoctor(env(), wrong, null, List::of).run(), "nixl");
+        assertThat(given.blocks()).isTrue();
+        assertThat(given.detail()).isEqualTo("no libnixl.so under --nixl-prefix " + wrong + " (looked in "
+                + wrong.resolve("lib/x86_64-linux-gnu") + ", " + wrong.resolve("lib64") + ", " + wrong.resolve("lib") + ")");
+
+        Check searched = find(new NixlDoctor(env("LD_LIBRARY_PATH", "/nonexistent"), null, null, List::of).run(), "nixl");
+        assertThat(searched.blocks()).isTrue();
+        assertThat(searched.detail()).contains("/opt/nvidia/nvda_nixl/lib64")
+                .contains("on LD_LIBRARY_PATH (/nonexistent) or in the ldconfig cache");
+    }
+
+    @Test
+    void doctorNixlJsonIsOneJsonDocument() throws IOException {
+        install(nixlPlugins);
+        Cli.Result r = Cli.run(env(), "doctor", "--nixl", "--nixl-prefix", prefix.toString(), "--json");
+
+        assertThat(r.exit()).as(r.err()).isZero();
+        var doc = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
+        assertThat(doc.get("ready").asBoolean()).isTrue();
+        assertThat(doc.get("nixlPrefix").asText()).isEqualTo(prefix.toString());
+        assertThat(doc.get("checks").get(0).get("name").asText()).isEqualTo("nixl");
+    }
+
+    @Test
+    void nixlFlagsWithoutNixlAreRefusedInOneLine() {
+        for (String flag : List.of("--nixl-prefix", "--plugin-dir")) {
+            Cli.Result r = Cli.run(env(), "doctor", flag, prefix.toString());
+            assertThat(r.exit()).isEqualTo(2);
+            assertThat(r.errLines()).containsExactly("tcpx4j: " + flag
+                    + " is for checking a NIXL installation: add --nixl (see 'tcpx4j doctor --help')");
+            assertThat(r.out()).isEmpty();
+        }
+    }
 }

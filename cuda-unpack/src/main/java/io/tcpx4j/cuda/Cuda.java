@@ -13,9 +13,11 @@ import static jcuda.driver.JCudaDriver.cuInit;
  * first call of any method; the first failure is kept as {@link #unavailabilityCause()}.
  *
  * <p>Library lookup: JCuda extracts {@code libJCudaDriver-12.0.0-linux-x86_64.so} from the
- * {@code jcuda-natives} jar into {@code java.io.tmpdir}; that library loads {@code libcuda.so.1}
- * through the dynamic linker ({@code LD_LIBRARY_PATH}, then the system paths), which the NVIDIA
- * driver installs.
+ * {@code jcuda-natives} jar into {@code java.io.tmpdir} and never removes it; the probe points
+ * {@code java.io.tmpdir} at a directory of its own while JCuda loads, and deletes that directory once
+ * the library is loaded (or failed to load), so that nothing is left behind. The library loads
+ * {@code libcuda.so.1} through the dynamic linker ({@code LD_LIBRARY_PATH}, then the system paths),
+ * which the NVIDIA driver installs.
  *
  * <p>Thread-safe.
  */
@@ -63,7 +65,7 @@ public final class Cuda {
 
     private static Throwable probe() {
         try {
-            JCudaDriver.setExceptionsEnabled(false);
+            loadJCuda();
             CudaCheck.check(cuInit(0), "cuInit");
             int[] count = {0};
             CudaCheck.check(cuDeviceGetCount(count), "cuDeviceGetCount");
@@ -71,10 +73,37 @@ public final class Cuda {
                 return new IllegalStateException("the CUDA driver reports no GPU");
             }
             return null;
-        } catch (LinkageError | RuntimeException e) {
+        } catch (LinkageError | RuntimeException | java.io.IOException e) {
             // UnsatisfiedLinkError without libcuda.so.1; JCuda wraps some load failures in
             // CudaException (a RuntimeException).
             return e;
+        }
+    }
+
+    /**
+     * Loads JCuda's driver library (the first use of {@link JCudaDriver} does) with
+     * {@code java.io.tmpdir} set to a fresh directory, then restores the property and deletes the
+     * directory: the loaded library stays mapped, and the extracted file is not left in the shared
+     * temporary directory. Other threads that read the property in that window see the fresh
+     * directory, which is only less tidy for them.
+     */
+    private static synchronized void loadJCuda() throws java.io.IOException {
+        String tmpdir = System.getProperty("java.io.tmpdir");
+        java.nio.file.Path own = java.nio.file.Files.createTempDirectory("tcpx4j-jcuda-");
+        System.setProperty("java.io.tmpdir", own.toString());
+        try {
+            JCudaDriver.setExceptionsEnabled(false);
+        } finally {
+            System.setProperty("java.io.tmpdir", tmpdir);
+            deleteTree(own);
+        }
+    }
+
+    private static void deleteTree(java.nio.file.Path dir) {
+        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.walk(dir)) {
+            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            // what is left stays in the temporary directory; the probe's answer does not depend on it
         }
     }
 
