@@ -66,7 +66,7 @@ final class LocalSession implements Session {
         for (MemoryDescriptor d : from) {
             bytes += d.length();
         }
-        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes, null); // ends inside this call
+        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
         try {
             for (int i = 0; i < from.size(); i++) {
                 if (from.get(i).length() > 0) {

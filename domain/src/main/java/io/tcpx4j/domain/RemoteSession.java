@@ -31,6 +31,8 @@ final class RemoteSession implements Session {
 
     /** The agent that a transfer's {@code await} drives on the caller's thread, or null (its thread does). */
     private final Xfer.Driver callerDriven;
+    /** How long a transfer's {@code await} watches its status before it parks. */
+    private final long spinNanos;
 
     /**
      * {@code packsDevice}: whether this engine's unpacker gathers and scatters packed chunks of device memory;
@@ -48,6 +50,7 @@ final class RemoteSession implements Session {
         this.devicePacking = Packing.of(MemoryKind.VRAM, cfg);
         this.packsDevice = packsDevice;
         this.callerDriven = callerDriven;
+        this.spinNanos = cfg.progress().spin().toNanos();
     }
 
     @Override
@@ -100,7 +103,7 @@ final class RemoteSession implements Session {
             len = Arrays.copyOf(len, merged);
             pinned = Arrays.copyOf(pinned, merged);
         }
-        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes, callerDriven);
+        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes, callerDriven, spinNanos);
         boolean localHost = LocalRegion.allHost(pinned);
         boolean inline = bytes <= inlineLimit && (remoteHost || !write) && localHost;
         // each side gathers or scatters packed chunks of one kind of memory that it reaches (device memory

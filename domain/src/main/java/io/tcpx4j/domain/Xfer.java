@@ -25,6 +25,8 @@ final class Xfer implements Transfer {
     final long bytes;
     /** What {@link #await} drives on the caller's thread, or null: the agent's thread drives. */
     private final Driver callerDriven;
+    /** How long {@link #await} watches the status before it parks, where the agent's thread drives. */
+    private final long spinNanos;
 
     /** Drives a transfer's agent on the calling thread until the transfer ends (a caller-driven engine). */
     interface Driver {
@@ -35,11 +37,20 @@ final class Xfer implements Transfer {
     private volatile TransferException error;
     private final CompletableFuture<Transfer> done = new CompletableFuture<>();
 
-    /** {@code callerDriven}: what {@link #await} drives where the caller drives the agent, else null. */
-    Xfer(long id, long bytes, Driver callerDriven) {
+    /** A transfer that ends inside the call that made it: nothing to drive or watch. */
+    Xfer(long id, long bytes) {
+        this(id, bytes, null, 0);
+    }
+
+    /**
+     * {@code callerDriven}: what {@link #await} drives where the caller drives the agent, else null;
+     * {@code spinNanos}: otherwise, how long await watches the status before it parks.
+     */
+    Xfer(long id, long bytes, Driver callerDriven, long spinNanos) {
         this.id = id;
         this.bytes = bytes;
         this.callerDriven = callerDriven;
+        this.spinNanos = spinNanos;
     }
 
     @Override
@@ -58,13 +69,30 @@ final class Xfer implements Transfer {
     }
 
     /**
-     * Blocks until the agent's thread ends the transfer; where the caller drives the agent, drives it on
-     * this thread meanwhile ({@link Driver}).
+     * Blocks until the agent's thread ends the transfer, after watching its status for the engine's spin
+     * (a short transfer usually ends meanwhile, and the agent then needs no wake-up of this thread; not
+     * while this thread waits for a CPU, {@link CpuContention}); where the caller drives the agent, drives
+     * it on this thread instead ({@link Driver}).
      */
     @Override
     public TransferStatus await(Duration timeout) throws InterruptedException {
-        if (callerDriven != null && !isEnded()) {
+        if (isEnded()) {
+            return status;
+        }
+        if (callerDriven != null) {
             return callerDriven.driveUntilEnded(this, timeout);
+        }
+        if (spinNanos > 0) {
+            long start = System.nanoTime();
+            if (!CpuContention.ofCurrentThread().contended(start)) {
+                long spin = Math.min(spinNanos, timeout.toNanos());
+                while (!isEnded() && System.nanoTime() - start < spin) {
+                    Thread.onSpinWait();
+                }
+                if (isEnded()) {
+                    return status;
+                }
+            }
         }
         try {
             done.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
