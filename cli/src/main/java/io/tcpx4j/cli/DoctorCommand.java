@@ -100,18 +100,9 @@ final class DoctorCommand implements Callable<Integer> {
     }
 
     private int printJson(List<Check> checks) throws java.io.IOException {
-        long blocking = checks.stream().filter(Check::blocks).count();
-        var doc = new java.util.LinkedHashMap<String, Object>();
-        doc.put("tool", "tcpx4j doctor");
-        doc.put("version", Main.version());
-        doc.put("transport", transport.label());
-        doc.put("mem", memory.name().toLowerCase(Locale.ROOT));
-        doc.put("ready", blocking == 0);
-        doc.put("blocking", blocking);
-        doc.put("checks", checks);
-        io.out().println(new com.fasterxml.jackson.databind.ObjectMapper()
-                .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
-        io.out().flush();
-        return blocking > 0 ? 1 : 0;
+        var subject = new java.util.LinkedHashMap<String, Object>();
+        subject.put("transport", transport.label());
+        subject.put("mem", memory.name().toLowerCase(Locale.ROOT));
+        return DoctorJson.print(io, subject, checks);
     }
 }

@@ -381,19 +381,11 @@ final class NixlDoctor {
         List<Check> checks = doctor.run();
         long blocking = checks.stream().filter(Check::blocks).count();
         if (json) {
-            var doc = new java.util.LinkedHashMap<String, Object>();
-            doc.put("tool", "tcpx4j doctor");
-            doc.put("version", Main.version());
-            doc.put("nixl", true);
-            doc.put("nixlPrefix", prefix == null ? null : prefix.toString());
-            doc.put("pluginDir", pluginDir == null ? null : pluginDir.toString());
-            doc.put("ready", blocking == 0);
-            doc.put("blocking", blocking);
-            doc.put("checks", checks);
-            io.out().println(new com.fasterxml.jackson.databind.ObjectMapper()
-                    .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
-            io.out().flush();
-            return blocking > 0 ? 1 : 0;
+            var subject = new java.util.LinkedHashMap<String, Object>();
+            subject.put("nixl", true);
+            subject.put("nixlPrefix", prefix == null ? null : prefix.toString());
+            subject.put("pluginDir", pluginDir == null ? null : pluginDir.toString());
+            return DoctorJson.print(io, subject, checks);
         }
         io.out().println("tcpx4j doctor: --nixl (" + (prefix != null ? "NIXL at " + prefix
                 : "NIXL at " + DEFAULT_PREFIX + " or on the loader path") + ")");
