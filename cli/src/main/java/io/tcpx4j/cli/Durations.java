@@ -3,6 +3,7 @@ package io.tcpx4j.cli;
 import picocli.CommandLine;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 
 /** Time spans on the command line: {@code 500ms}, {@code 30s}, {@code 2m}, or a plain number of seconds. */
@@ -11,33 +12,22 @@ final class Durations {
     private Durations() {
     }
 
+    /** A suffix and how many nanoseconds one of it is. */
+    private record Unit(String suffix, long nanos) {
+    }
+
+    /** Longer suffixes first, so that {@code ms} is not read as {@code s}. */
+    private static final List<Unit> SPAN_UNITS = List.of(new Unit("ms", 1_000_000L), new Unit("s", 1_000_000_000L),
+            new Unit("m", 60_000_000_000L));
+    private static final List<Unit> SPIN_UNITS = List.of(new Unit("ns", 1L), new Unit("us", 1_000L),
+            new Unit("ms", 1_000_000L), new Unit("s", 1_000_000_000L));
+
     static Duration parse(String text) {
-        String t = text.trim().toLowerCase(Locale.ROOT);
-        long factorMs;
-        String number;
-        if (t.endsWith("ms")) {
-            factorMs = 1;
-            number = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("s")) {
-            factorMs = 1000;
-            number = t.substring(0, t.length() - 1);
-        } else if (t.endsWith("m")) {
-            factorMs = 60_000;
-            number = t.substring(0, t.length() - 1);
-        } else {
-            factorMs = 1000;
-            number = t;
-        }
-        long n;
-        try {
-            n = Long.parseLong(number.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + text + "' is not a duration like 500ms, 30s, 2m or 30");
-        }
-        if (n <= 0 || n > Long.MAX_VALUE / factorMs / 1_000_000) {
+        long nanos = nanos(text, SPAN_UNITS, 1_000_000_000L, "a duration like 500ms, 30s, 2m or 30");
+        if (nanos <= 0) {
             throw new IllegalArgumentException("'" + text + "' must be positive");
         }
-        return Duration.ofMillis(n * factorMs);
+        return Duration.ofNanos(nanos);
     }
 
     /** {@code 500 ms} or {@code 30 s}. */
@@ -63,36 +53,41 @@ final class Durations {
      * engine's range, {@link io.tcpx4j.domain.Progress}).
      */
     static Duration parseSpin(String text) {
+        long nanos = nanos(text, SPIN_UNITS, 0, "a spin time like 0, 50us, 1ms");
+        if (nanos < 0 || nanos > 1_000_000_000L) {
+            throw new IllegalArgumentException("'" + text + "' must be 0..1s");
+        }
+        return Duration.ofNanos(nanos);
+    }
+
+    /**
+     * {@code text}'s number times its unit in nanoseconds; a number without a unit counts {@code bareNanos}
+     * each (0: only {@code 0} may stand without one). -1 for a value too large to count in nanoseconds.
+     */
+    private static long nanos(String text, List<Unit> units, long bareNanos, String example) {
         String t = text.trim().toLowerCase(Locale.ROOT);
-        long factorNanos;
-        String number;
-        if (t.endsWith("ns")) {
-            factorNanos = 1;
-            number = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("us")) {
-            factorNanos = 1_000;
-            number = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("ms")) {
-            factorNanos = 1_000_000;
-            number = t.substring(0, t.length() - 2);
-        } else if (t.endsWith("s")) {
-            factorNanos = 1_000_000_000;
-            number = t.substring(0, t.length() - 1);
-        } else if (t.equals("0")) {
-            return Duration.ZERO;
-        } else {
-            throw new IllegalArgumentException("'" + text + "' is not a spin time like 0, 50us, 1ms");
+        long factor = bareNanos;
+        String number = t;
+        for (Unit u : units) {
+            if (t.endsWith(u.suffix())) {
+                factor = u.nanos();
+                number = t.substring(0, t.length() - u.suffix().length());
+                break;
+            }
         }
         long n;
         try {
             n = Long.parseLong(number.trim());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + text + "' is not a spin time like 0, 50us, 1ms");
+            throw new IllegalArgumentException("'" + text + "' is not " + example);
         }
-        if (n < 0 || n > 1_000_000_000L / factorNanos) {
-            throw new IllegalArgumentException("'" + text + "' must be 0..1s");
+        if (factor == 0) {
+            if (n != 0) {
+                throw new IllegalArgumentException("'" + text + "' is not " + example);
+            }
+            return 0;
         }
-        return Duration.ofNanos(n * factorNanos);
+        return Math.abs(n) > Long.MAX_VALUE / factor ? -1 : n * factor;
     }
 
     /** picocli converter for spin times. */

@@ -54,8 +54,8 @@ public final class Engine implements TransferEngine {
 
     private volatile byte[] connInfo;
     private volatile boolean closed;
-    /** Whether the application's threads drive the agents: {@link Progress.Driver#CALLER}, or pumped by hand. */
-    private volatile boolean callerDriven;
+    /** Whether tests pump the agents by hand ({@link #startManual()}). */
+    private volatile boolean manual;
 
     /**
      * An engine whose first agent uses {@code unpacker} (the caller's, closed by the caller); further agents
@@ -103,7 +103,6 @@ public final class Engine implements TransferEngine {
      */
     public synchronized void start() {
         bind();
-        callerDriven = config.progress().driver() == Progress.Driver.CALLER;
         for (ProgressAgent a : agents) {
             a.start();
         }
@@ -112,7 +111,7 @@ public final class Engine implements TransferEngine {
     /** Binds the control listeners; the caller pumps {@link #doWork()} itself (deterministic tests). */
     public synchronized void startManual() {
         bind();
-        callerDriven = true;
+        manual = true;
     }
 
     private void bind() {
@@ -194,7 +193,12 @@ public final class Engine implements TransferEngine {
      */
     @Override
     public int progress() {
-        return callerDriven ? doWork() : 0;
+        return callerDriven() ? doWork() : 0;
+    }
+
+    /** Whether the application's threads drive the agents: {@link Progress.Driver#CALLER}, or pumped by hand. */
+    private boolean callerDriven() {
+        return manual || config.progress().driver() == Progress.Driver.CALLER;
     }
 
     /** The agent that serves {@code peer}. */
@@ -289,7 +293,7 @@ public final class Engine implements TransferEngine {
         }
         ProgressAgent a = agentOf(peer);
         return new RemoteSession(knownPeer(peer), a.commands, registry, a.directory, xferIds, config, packsDevice,
-                callerDriven || config.progress().driver() == Progress.Driver.CALLER ? a : null);
+                callerDriven() ? a : null);
     }
 
     @Override

@@ -116,7 +116,7 @@ final class ProgressAgent implements Agent, Xfer.Driver {
         if (ctx.config().progress().driver() == Progress.Driver.THREAD) {
             IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(maxBlockMillis),
                     new CpuContention(CpuContention::readSchedstat));
-            runner = new AgentRunner(idle, this::failedOnThread, null, this);
+            runner = new AgentRunner(idle, this::logFailure, null, this);
             AgentRunner.startOnThread(runner, r -> {
                 Thread t = new Thread(r);
                 t.setDaemon(true);
@@ -221,12 +221,13 @@ final class ProgressAgent implements Agent, Xfer.Driver {
         shutdown();
     }
 
-    private void failedOnThread(Throwable e) {
+    /** What escapes a duty cycle on the agent's thread (an Error; {@link #doWork()} handles the rest). */
+    private void logFailure(Throwable e) {
         LOG.log(System.Logger.Level.ERROR, "progress agent " + threadName + " failed", e);
     }
 
     private void failed(Throwable e) {
-        LOG.log(System.Logger.Level.ERROR, "progress agent " + threadName + " failed", e);
+        logFailure(e);
         directory.failAll(new TransferException(Code.BACKEND, "engine failure: " + e, e));
     }
 
