@@ -7,6 +7,7 @@ import io.tcpx4j.cuda.Cuda;
 import io.tcpx4j.cuda.CudaUnpackModule;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.warmup.WarmUp;
 import io.tcpx4j.inject.EngineModule;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 import io.tcpx4j.transport.loopback.LoopbackTransportModule;
@@ -30,12 +31,18 @@ final class Backends {
     private Backends() {
     }
 
-    /** What one engine runs on. */
-    record Spec(TransportKind transport, MemoryKind memory, String bindHost) {
+    /** What one engine runs on, and the warm-up it runs when it starts. */
+    record Spec(TransportKind transport, MemoryKind memory, String bindHost, WarmUp.Plan warmUp) {
         Spec {
             Objects.requireNonNull(transport, "transport");
             Objects.requireNonNull(memory, "memory");
             Objects.requireNonNull(bindHost, "bindHost");
+            Objects.requireNonNull(warmUp, "warmUp");
+        }
+
+        /** An engine that starts without a warm-up. */
+        Spec(TransportKind transport, MemoryKind memory, String bindHost) {
+            this(transport, memory, bindHost, WarmUp.Plan.OFF);
         }
     }
 
@@ -82,7 +89,7 @@ final class Backends {
      */
     static Module compose(EngineConfig config, Spec spec) {
         Module transport = transportModule(spec, config.chunkSize());
-        Module engine = new EngineModule(config);
+        Module engine = new EngineModule(config, spec.warmUp());
         if (spec.memory() == MemoryKind.VRAM) {
             return Modules.combine(engine, transport, new CudaUnpackModule(0));
         }

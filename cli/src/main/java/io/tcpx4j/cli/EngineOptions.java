@@ -4,6 +4,7 @@ import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.Progress;
+import io.tcpx4j.domain.warmup.WarmUp;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -65,6 +66,16 @@ final class EngineOptions {
                     + " 0 blocks at once; at most 1s; e.g. 20us, 1ms. Default: ${DEFAULT-VALUE}.")
     Duration spin;
 
+    @Option(names = "--warm-up", paramLabel = "N",
+            description = "Transfers the engine runs between two private engines of its own when it starts, before"
+                    + " it serves or benches, so the JIT has compiled the transfer paths before the first real"
+                    + " transfer; 0 none, at most 1000000. Default: " + WarmUp.Plan.DEFAULT_TRANSFERS + " for serve,"
+                    + " 0 for bench (which warms up each row itself: --warmup, --warmup-seconds).")
+    Integer warmUp;
+
+    /** The warm-up when --warm-up is not given: serve's differs from bench's (see the option's description). */
+    int defaultWarmUp;
+
     @Option(names = "--bind", paramLabel = "HOST",
             description = "Interface of this engine's listeners (loopback transport). Default: 127.0.0.1 embedded;"
                     + " the --listen host on a target; the interface that reaches --peer on an initiator.")
@@ -105,6 +116,9 @@ final class EngineOptions {
         if (deviceCoalesceLimit < 0 || deviceCoalesceLimit > EngineConfig.MAX_CHUNK) {
             return "--device-coalesce-limit must be 0..4M, was " + ByteSize.format(deviceCoalesceLimit);
         }
+        if (warmUp != null && (warmUp < 0 || warmUp > WarmUp.Plan.MAX_TRANSFERS)) {
+            return "--warm-up must be 0.." + WarmUp.Plan.MAX_TRANSFERS + ", was " + warmUp;
+        }
         return null;
     }
 
@@ -128,7 +142,11 @@ final class EngineOptions {
                 .withShutdownTimeout(Duration.ofSeconds(2));
     }
 
+    private WarmUp.Plan warmUpPlan() {
+        return new WarmUp.Plan(warmUp != null ? warmUp : defaultWarmUp);
+    }
+
     Backends.Spec spec(String bindHost) {
-        return new Backends.Spec(transport, memory, bindHost);
+        return new Backends.Spec(transport, memory, bindHost, warmUpPlan());
     }
 }

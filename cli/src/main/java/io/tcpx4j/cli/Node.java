@@ -8,6 +8,7 @@ import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.warmup.WarmUp;
 import io.tcpx4j.inject.EngineLifecycle;
 import com.google.inject.Guice;
 import com.google.inject.Injector;
@@ -80,7 +81,24 @@ final class Node implements AutoCloseable {
             }
             throw e;
         }
+        awaitWarmUp(lifecycle);
         return new Node(engine, lifecycle, injector.getInstance(DeviceMemory.class), spec.memory());
+    }
+
+    /**
+     * Waits for the engine's warm-up (bounded by {@link WarmUp#MAX_TIME}), so that what this node serves or
+     * measures does not share the CPUs with it.
+     */
+    private static void awaitWarmUp(EngineLifecycle lifecycle) {
+        WarmUp w = lifecycle.warmUp();
+        if (w == null) {
+            return;
+        }
+        try {
+            w.await(WarmUp.MAX_TIME.plusSeconds(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     Engine engine() {

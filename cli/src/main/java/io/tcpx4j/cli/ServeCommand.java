@@ -1,5 +1,6 @@
 package io.tcpx4j.cli;
 
+import io.tcpx4j.domain.warmup.WarmUp;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -58,6 +59,8 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Logs.configure(engine.verbose, io.err());
+        // a server warms up before it reports ready: its first requests must not wait for the JIT
+        engine.defaultWarmUp = WarmUp.Plan.DEFAULT_TRANSFERS;
         String problem = engine.problem();
         if (problem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), problem);

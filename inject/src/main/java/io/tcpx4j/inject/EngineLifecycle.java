@@ -1,38 +1,58 @@
 package io.tcpx4j.inject;
 
+import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.domain.Engine;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.warmup.WarmUp;
 import jakarta.inject.Inject;
 
+import java.lang.System.Logger.Level;
 import java.util.Objects;
 
 /**
  * Starts and stops the injector's engine and closes what it owns. {@link #stop()} closes, in order,
- * the engine (failing transfers still in flight with CANCELED), the transport, the unpacker and the
- * device memory.
+ * the warm-up if one still runs, the engine (failing transfers still in flight with CANCELED), the
+ * transport, the unpacker and the device memory.
+ *
+ * <p>With a warm-up plan of more than 0 transfers, {@link #start()} also starts a {@link WarmUp}: two
+ * private engines of the same configuration, transport and memory that exchange transfers in the
+ * background so the JIT has compiled the transfer paths before the application's first transfer.
  *
  * <p>Thread-safe. {@code start} once; {@code stop} is idempotent.
  */
 public final class EngineLifecycle implements AutoCloseable {
 
+    private static final System.Logger LOG = System.getLogger(EngineLifecycle.class.getName());
+
     private final Engine engine;
+    private final EngineConfig config;
     private final NetTransport transport;
     private final Unpacker unpacker;
     private final DeviceMemory memory;
+    private final Clock clock;
+    private final WarmUp.Plan plan;
     private boolean started;
     private boolean stopped;
+    private WarmUp warmUp;
 
     @Inject
-    public EngineLifecycle(Engine engine, NetTransport transport, Unpacker unpacker, DeviceMemory memory) {
+    public EngineLifecycle(Engine engine, EngineConfig config, NetTransport transport, Unpacker unpacker,
+                           DeviceMemory memory, Clock clock, WarmUp.Plan plan) {
         this.engine = Objects.requireNonNull(engine, "engine");
+        this.config = Objects.requireNonNull(config, "config");
         this.transport = Objects.requireNonNull(transport, "transport");
         this.unpacker = Objects.requireNonNull(unpacker, "unpacker");
         this.memory = Objects.requireNonNull(memory, "memory");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.plan = Objects.requireNonNull(plan, "plan");
     }
 
-    /** Binds the control listener and starts the progress thread. */
+    /** Binds the control listener, starts the progress thread and, if planned, the warm-up. */
     public synchronized Engine start() {
         if (stopped) {
             throw new IllegalStateException("already stopped");
@@ -40,8 +60,44 @@ public final class EngineLifecycle implements AutoCloseable {
         if (!started) {
             engine.start();
             started = true;
+            if (plan.transfers() > 0) {
+                warmUp = startWarmUp();
+            }
         }
         return engine;
+    }
+
+    /** The running or finished warm-up, or null when none was started. */
+    public synchronized WarmUp warmUp() {
+        return warmUp;
+    }
+
+    /** Two private engines beside this one, or null (logged) when the transport offers no memory to warm up with. */
+    private WarmUp startWarmUp() {
+        MemoryKind kind;
+        if (transport.deviceCount() > 0 && transport.properties(0).supports(PtrType.HOST)) {
+            kind = MemoryKind.DRAM;
+        } else if (memory.hasDevices()) {
+            kind = MemoryKind.VRAM;
+        } else {
+            LOG.log(Level.INFO, "no warm-up: the transport takes neither host memory nor a GPU's");
+            return null;
+        }
+        EngineConfig base = config.withListen(config.listenHost(), 0).withAgents(1);
+        Engine initiator = new Engine(base.withName(config.name() + "/warm-up-initiator"), transport, memory,
+                unpacker, clock);
+        Engine target = new Engine(base.withName(config.name() + "/warm-up-target"), transport, memory,
+                unpacker, clock);
+        try {
+            initiator.start();
+            target.start();
+        } catch (RuntimeException e) {
+            initiator.close();
+            target.close();
+            LOG.log(Level.INFO, "no warm-up: its engines did not start: " + e);
+            return null;
+        }
+        return WarmUp.start(initiator, target, memory, kind, 0, plan.transfers());
     }
 
     public synchronized void stop() {
@@ -50,6 +106,9 @@ public final class EngineLifecycle implements AutoCloseable {
         }
         stopped = true;
         try {
+            if (warmUp != null) {
+                warmUp.close();
+            }
             engine.close();
         } finally {
             try {

@@ -13,6 +13,7 @@ import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.warmup.WarmUp;
 
 import java.util.Objects;
 
@@ -33,6 +34,7 @@ import java.util.Objects;
  *   <li>{@link Engine} and {@link TransferEngine} — one engine per injector, created but not started
  *       (no sockets are opened until {@link EngineLifecycle#start()});</li>
  *   <li>{@link EngineLifecycle} — explicit start and stop;</li>
+ *   <li>{@link WarmUp.Plan} — the warm-up {@link EngineLifecycle#start()} runs (none unless given);</li>
  *   <li>{@link Clock} — the system clock;</li>
  *   <li>{@link DeviceMemory} and {@link Unpacker} as optional bindings whose defaults are the host-only
  *       {@link HostMemory} and {@link CpuUnpacker}; a GPU module (CudaUnpackModule) sets them with
@@ -47,14 +49,23 @@ import java.util.Objects;
 public final class EngineModule extends AbstractModule {
 
     private final EngineConfig config;
+    private final WarmUp.Plan warmUp;
 
+    /** An engine that starts without a warm-up ({@link WarmUp.Plan#OFF}). */
     public EngineModule(EngineConfig config) {
+        this(config, WarmUp.Plan.OFF);
+    }
+
+    /** An engine whose {@link EngineLifecycle#start()} runs {@code warmUp} in the background. */
+    public EngineModule(EngineConfig config, WarmUp.Plan warmUp) {
         this.config = Objects.requireNonNull(config, "config");
+        this.warmUp = Objects.requireNonNull(warmUp, "warmUp");
     }
 
     @Override
     protected void configure() {
         bind(EngineConfig.class).toInstance(config);
+        bind(WarmUp.Plan.class).toInstance(warmUp);
         bind(Clock.class).toInstance(Clock.SYSTEM);
         OptionalBinder.newOptionalBinder(binder(), DeviceMemory.class).setDefault().to(HostMemory.class);
         OptionalBinder.newOptionalBinder(binder(), Unpacker.class).setDefault().to(CpuUnpacker.class);

@@ -5,6 +5,7 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.Progress;
+import io.tcpx4j.domain.warmup.WarmUp;
 
 import java.util.Collections;
 import java.util.HashMap;
@@ -52,6 +53,10 @@ import java.util.TreeMap;
  *       checkXfer and getNotifs only hand over and look; {@code inline}: the calling threads drive it
  *       inside those calls and nothing else does (a host that stops calling stops the engine, heartbeats
  *       included)</td></tr>
+ *   <tr><td>warm_up</td><td>transfers the backend runs between two private engines of its own in the
+ *       background when it starts, so the JIT has compiled the transfer paths before the host's first
+ *       transfer (0: none; default {@link WarmUp.Plan#DEFAULT_TRANSFERS}; at most
+ *       {@link WarmUp.Plan#MAX_TRANSFERS})</td></tr>
  * </table>
  *
  * <p>Immutable.
@@ -62,11 +67,12 @@ import java.util.TreeMap;
  * @param cost      estimateXferCost's model
  * @param inlineProgress {@code progress=inline}: postXfer, checkXfer and getNotifs drive the engine on the
  *                  calling thread, and nothing else does; {@code thread}: only the engine's threads do
+ * @param warmUp    the warm-up the backend's engine runs when it starts
  * @param sources   where each key that has a value came from: {@code parameter},
  *                  {@code TCPX4J_NIXL_<KEY>} or {@code default}
  */
 public record NixlBackendConfig(EngineConfig engine, String transport, String cuda, CostModel cost,
-                                boolean inlineProgress, Map<String, String> sources) {
+                                boolean inlineProgress, WarmUp.Plan warmUp, Map<String, String> sources) {
 
     /** Prefix of the environment variables that stand in for backend parameters. */
     public static final String ENV_PREFIX = "TCPX4J_NIXL_";
@@ -86,6 +92,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(cuda, "cuda");
         Objects.requireNonNull(cost, "cost");
+        Objects.requireNonNull(warmUp, "warmUp");
         sources = Map.copyOf(sources);
         if (!Set.of("auto", "on", "off").contains(cuda)) {
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'cuda' must be auto, on or off, not '"
@@ -103,7 +110,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "coalesce_limit",
                 "device_coalesce_limit", "cost_network_gbps",
                 "cost_local_gbps",
-                "cost_latency_us", "agents")) {
+                "cost_latency_us", "agents", "warm_up")) {
             m.put(k, "");
         }
         return Collections.unmodifiableMap(m);
@@ -177,8 +184,13 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         }
         boolean inline = progress.equals("inline");
         engine = engine.withProgress(engine.progress().withDriver(inline ? Progress.Driver.CALLER : Progress.Driver.THREAD));
+        int warmUp = integer(p, "warm_up", WarmUp.Plan.DEFAULT_TRANSFERS);
+        if (warmUp < 0 || warmUp > WarmUp.Plan.MAX_TRANSFERS) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'warm_up' must be 0.."
+                    + WarmUp.Plan.MAX_TRANSFERS + ", not " + warmUp);
+        }
         return new NixlBackendConfig(engine, p.get("transport"), p.get("cuda").toLowerCase(Locale.ROOT), cost,
-                inline, sources);
+                inline, new WarmUp.Plan(warmUp), sources);
     }
 
     /** Where {@code key}'s value came from ({@code parameter}, {@code TCPX4J_NIXL_<KEY>} or {@code default}). */

@@ -57,7 +57,7 @@ public final class NixlBackends {
     public static NixlBackend create(String agent, Map<String, String> params) {
         NixlBackendConfig config = NixlBackendConfig.parse(agent, params);
         List<Module> modules = new ArrayList<>();
-        modules.add(new EngineModule(config.engine()));
+        modules.add(new EngineModule(config.engine(), config.warmUp()));
         modules.add(load(moduleClass(config.transport()), "transport '" + config.transport() + "' (from "
                 + config.source("transport") + ")"));
         Module cuda = cudaModule(config.cuda(), config.source("cuda"), gpuPresent());

@@ -157,6 +157,19 @@ class NixlBackendConfigTest {
     }
 
     @Test
+    void warmUpRunsTheDefaultTransfersUnlessSetAndRefusesOutOfRange() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).warmUp().transfers())
+                .isEqualTo(io.tcpx4j.domain.warmup.WarmUp.Plan.DEFAULT_TRANSFERS);
+        assertThat(NixlBackendConfig.parse("A", Map.of("warm_up", "0"), Map.of()).warmUp().transfers()).isZero();
+        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_WARM_UP", "500")).warmUp().transfers())
+                .isEqualTo(500);
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("warm_up", "-1"), Map.of()))
+                .hasMessageContaining("'warm_up' must be 0..");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("warm_up", "lots"), Map.of()))
+                .hasMessageContaining("'warm_up' must be an integer");
+    }
+
+    @Test
     void agentsIsAnEngineSettingWithTheEnginesDefault() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().agents()).isEqualTo(1);
         assertThat(NixlBackendConfig.parse("A", Map.of("agents", "4"), Map.of()).engine().agents()).isEqualTo(4);

@@ -1,0 +1,92 @@
+package io.tcpx4j.inject;
+
+import com.google.inject.AbstractModule;
+import com.google.inject.Guice;
+import io.tcpx4j.domain.Engine;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.testing.InMemoryFabric;
+import io.tcpx4j.domain.warmup.WarmUp;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class WarmUpTest {
+
+    private static EngineLifecycle lifecycle(InMemoryFabric fabric, EngineModule module) {
+        return Guice.createInjector(module, new AbstractModule() {
+            @Override
+            protected void configure() {
+                bind(NetTransport.class).toInstance(fabric.newTransport());
+            }
+        }).getInstance(EngineLifecycle.class);
+    }
+
+    private static Set<String> threadNames() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .collect(Collectors.toSet());
+    }
+
+    @Test
+    void startRunsThePlannedTransfersOnPrivateEnginesAndLeavesTheApplicationsEngineAlone() throws Exception {
+        try (InMemoryFabric fabric = new InMemoryFabric()) {
+            EngineLifecycle life = lifecycle(fabric, new EngineModule(EngineConfig.defaults("app"), new WarmUp.Plan(400)));
+            try {
+                Engine engine = life.start();
+                WarmUp.Result r = life.warmUp().await(Duration.ofSeconds(60));
+                assertThat(r).as("warm-up ended").isNotNull();
+                assertThat(r.stoppedBecause()).isNull();
+                assertThat(r.transfers()).isEqualTo(400);
+                Engine.Stats stats = engine.stats();
+                assertThat(stats.connections()).as("the application's engine made no connection").isZero();
+                assertThat(stats.registeredRegions()).as("nor registered memory").isZero();
+                assertThat(threadNames()).as("the warm-up's threads are gone once it ended")
+                        .noneMatch(n -> n.contains("warm-up") || n.equals("tcpx4j-warmup"));
+            } finally {
+                life.stop();
+            }
+        }
+    }
+
+    @Test
+    void stopEndsARunningWarmUpAndReleasesItsEngines() throws Exception {
+        try (InMemoryFabric fabric = new InMemoryFabric()) {
+            EngineLifecycle life = lifecycle(fabric,
+                    new EngineModule(EngineConfig.defaults("app"), new WarmUp.Plan(WarmUp.Plan.MAX_TRANSFERS)));
+            life.start();
+            WarmUp w = life.warmUp();
+            life.stop();
+            WarmUp.Result r = w.await(Duration.ZERO);
+            assertThat(r).as("stop waited for the warm-up to end").isNotNull();
+            assertThat(r.transfers()).isLessThan(WarmUp.Plan.MAX_TRANSFERS);
+            assertThat(r.stoppedBecause()).isEqualTo("closed");
+            assertThat(threadNames()).noneMatch(n -> n.contains("warm-up") || n.equals("tcpx4j-warmup"));
+        }
+    }
+
+    @Test
+    void anEngineModuleWithoutAPlanRunsNoWarmUp() {
+        try (InMemoryFabric fabric = new InMemoryFabric()) {
+            EngineLifecycle life = lifecycle(fabric, new EngineModule(EngineConfig.defaults("app")));
+            try {
+                life.start();
+                assertThat(life.warmUp()).isNull();
+            } finally {
+                life.stop();
+            }
+        }
+    }
+
+    @Test
+    void aPlanOutsideItsRangeIsRefused() {
+        assertThatThrownBy(() -> new WarmUp.Plan(-1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("0..");
+        assertThatThrownBy(() -> new WarmUp.Plan(WarmUp.Plan.MAX_TRANSFERS + 1))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+}
