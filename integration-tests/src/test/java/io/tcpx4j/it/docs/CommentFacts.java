@@ -26,7 +26,8 @@ final class CommentFacts {
     }
 
     private static final String NUM = "\\d+(?:[.,]\\d+)?";
-    private static final String UNIT = "(?:ns|µs|us|ms|s|sec|seconds|GB/s|GiB/s|MB/s|MiB/s|Gb/s|Gbit/s|Gbps)(?![\\p{L}\\p{N}/])";
+    private static final String UNIT =
+            "(?:ns|µs|us|ms|s|sec|seconds|GB/s|GiB/s|MB/s|MiB/s|Gb/s|Gbit/s|Gbps)(?![\\p{L}\\p{N}/])";
 
     private static final Map<String, Pattern> RULES = Map.of(
             "measured range", Pattern.compile(NUM + "\\s*(?:–|-|to)\\s*" + NUM + "\\s*(?:" + UNIT + "|×|%)"),
@@ -38,7 +39,8 @@ final class CommentFacts {
                     + "|(?:(?:\\d\\s*[×x%]|\\bx|×|\\btimes)\\s+(?:faster|slower)\\b)"),
             "commit id", Pattern.compile("(?<![\\p{L}\\p{N}_#])(?<!0x)(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])"
                     + "[0-9a-f]{7,40}(?![\\p{L}\\p{N}_])"),
-            "host name", Pattern.compile("(?i)\\b(?:[ahb]100|h200|gb200|nvidia-h\\d+\\S*|\\d+-(?:core|cpu) (?:box|host|vm))\\b"),
+            "host name", Pattern.compile(
+                    "(?i)\\b(?:[ahb]100|h200|gb200|nvidia-h\\d+\\S*|\\d+-(?:core|cpu) (?:box|host|vm))\\b"),
             "date of a run", Pattern.compile("\\b20\\d\\d-[01]\\d-[0-3]\\d\\b"));
 
     private CommentFacts() {

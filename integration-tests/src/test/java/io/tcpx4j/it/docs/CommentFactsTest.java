@@ -72,7 +72,8 @@ class CommentFactsTest {
 
     @Test
     void plantedFiguresHostNamesAndCommitIdsAreFound() {
-        assertThat(rules("/** 32 KiB transfers take 23–28 µs inline against 41-47 chunked. */")).contains("measured range");
+        assertThat(rules("/** 32 KiB transfers take 23–28 µs inline against 41-47 chunked. */"))
+                .contains("measured range");
         assertThat(rules("// moved 2.9 GB/s, 1.5× the bytes")).contains("measured decimal");
         assertThat(rules("// a staging copy takes ~20 us")).contains("approximate figure");
         assertThat(rules("/* about 100 ms per socket */")).contains("approximate figure");
