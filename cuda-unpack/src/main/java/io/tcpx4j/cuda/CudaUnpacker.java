@@ -54,10 +54,9 @@ public final class CudaUnpacker implements Unpacker {
      *                              the batch's stream) before the launch, instead of letting the
      *                              kernel read it in place from pinned host memory across PCIe. Off
      *                              by default: each warp fetches its unit's records coalesced, so the
-     *                              in-place list costs about 1 point of throughput back to back at
-     *                              4 KiB and 3-4 at 1 KiB (PCIe round trips where a launch starts and
-     *                              ends) and is 30% faster for a launch after host work, where the
-     *                              upload adds latency (docs/PERFORMANCE.md, H200)
+     *                              in-place list costs back-to-back launches only the PCIe round trips
+     *                              where a launch starts and ends, and it spares a launch after host work
+     *                              the upload's latency (docs/PERFORMANCE.md, "cuda-unpack")
      * @param ptx                   a PTX file to load instead of the shipped kernel, or null
      */
     public record Settings(int recordsPerLaunch, boolean recordsInDeviceMemory, Path ptx) {

@@ -15,7 +15,7 @@ package io.tcpx4j.nixl;
 public record CostModel(double networkBytesPerSecond, double localBytesPerSecond, long latencyMicros,
                         int marginPercent) {
 
-    /** 100 Gbit/s to peers, 20 GB/s locally, 50 microseconds start-up, 50 % margin. */
+    /** 100 Gbit/s to peers, 20 GB/s locally, 50 microseconds start-up, a margin of half the estimate. */
     public static final CostModel DEFAULT = new CostModel(12.5e9, 20e9, 50, 50);
 
     public CostModel {

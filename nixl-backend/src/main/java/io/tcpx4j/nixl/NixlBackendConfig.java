@@ -79,7 +79,8 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
 
     /**
      * Every key with the default the plugin advertises for it (NIXL's {@code getPluginParams}); an
-     * empty default means "the engine's default". The C bridge's {@code tcpx4j_nixl_advertised_params}
+     * empty default means "the engine's default", except for {@code inline_limit}, whose empty default is
+     * {@link #DEFAULT_INLINE_LIMIT}. The C bridge's {@code tcpx4j_nixl_advertised_params}
      * holds the same table for the plugin, which must not start a Java VM to answer.
      */
     public static final Map<String, String> ADVERTISED = advertised();
@@ -206,7 +207,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
      * The inline limit of a NIXL backend: larger than the engine's, because a NIXL host posts one transfer
      * at a time per request and waits for it, where an inline transfer costs one control frame each way
      * and no transport request; chunks win once a transfer fills two chunks side by side. The engine's
-     * smaller default serves targets that many initiators write into (docs/CONFIG.md).
+     * smaller default serves targets that many initiators write into (docs/CONFIG.md, "Defaults per entry point").
      */
     public static final int DEFAULT_INLINE_LIMIT = 128 * 1024;
 

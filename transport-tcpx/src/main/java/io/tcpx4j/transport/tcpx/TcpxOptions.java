@@ -30,7 +30,10 @@ public record TcpxOptions(String library, long dynamicChunkSize, boolean probeIn
 
     /** The NCCL_DYNAMIC_CHUNK_SIZE default: 512 KiB, the engine's default chunk. */
     public static final long DEFAULT_DYNAMIC_CHUNK_SIZE = 524_288;
-    /** TCPX's own set-up takes about 100 ms per socket plus a 5 s flow-steering pause. */
+    /**
+     * Room for TCPX's own set-up: work per socket plus the plugin's pause while RxDM installs flow steering
+     * ({@code NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS}, 5 s by default; docs/TCPX.md).
+     */
     public static final Duration DEFAULT_SETUP_TIMEOUT = Duration.ofSeconds(20);
 
     public TcpxOptions {
