@@ -161,11 +161,17 @@ public abstract class TckFixture {
     }
 
     NetRequest postSend(Channel c, long addr, int size, MemoryRegistration reg) {
-        return require(c.sender().isend(c.send(), addr, size, 0, reg), "isend with free slots");
+        return posted(require(c.sender().isend(c.send(), addr, size, 0, reg), "isend with free slots"), size);
     }
 
     NetRequest postRecv(Channel c, long addr, int size, MemoryRegistration reg) {
-        return tracked(require(c.receiver().irecv(c.recv(), addr, size, 0, reg), "irecv with free slots"), addr);
+        return tracked(posted(require(c.receiver().irecv(c.recv(), addr, size, 0, reg), "irecv with free slots"),
+                size), addr);
+    }
+
+    private static NetRequest posted(NetRequest r, int size) {
+        assertThat(r.size()).as("size() of a request just posted").isEqualTo(size);
+        return r;
     }
 
     /** Remembers where a receive's fragments unpack to (requests are pooled: the latest post wins). */
@@ -269,6 +275,8 @@ public abstract class TckFixture {
         int n = r.fragmentCount();
         assertThat(n).as("fragments of a devmem receive of %d bytes", size).isBetween(size == 0 ? 0 : 1,
                 NetRequest.MAX_FRAGMENTS);
+        assertThat(r.bounceBase()).as("bounce base of a fragmented receive").isNotZero();
+        assertThat(r.bounceKind()).as("bounce kind of a fragmented receive").isNotNull();
         long[][] frags = new long[n][];
         for (int i = 0; i < n; i++) {
             long rec = r.fragmentsAddress() + (long) i * NetRequest.FRAGMENT_BYTES;
@@ -277,6 +285,7 @@ public abstract class TckFixture {
             long dst = NativeMemory.getLong(rec + 8);
             assertThat(len).as("fragment %d length", i).isBetween(1L, (long) PAGE);
             assertThat(src % PAGE + len).as("fragment %d stays inside its bounce page", i).isLessThanOrEqualTo(PAGE);
+            assertThat(src + len).as("fragment %d stays inside the bounce area", i).isLessThanOrEqualTo(r.bounceBytes());
             frags[i] = new long[] {dst, len};
         }
         Arrays.sort(frags, (x, y) -> Long.compare(x[0], y[0]));

@@ -100,6 +100,9 @@ public final class LoopbackTransport implements NetTransport {
         if (config.devmem() || gpu) {
             caps.add(Capability.DEVMEM_RECEIVE);
         }
+        if (announcesProgress()) {
+            caps.add(Capability.PROGRESS_WAKEUPS);
+        }
         return caps;
     }
 
@@ -123,6 +126,10 @@ public final class LoopbackTransport implements NetTransport {
     @Override
     public synchronized Runnable wakeOnProgress(Runnable wake) {
         Objects.requireNonNull(wake, "wake");
+        if (!announcesProgress()) {
+            throw new TransferException(Code.NOT_SUPPORTED, "a loopback transport with injected completion delays"
+                    + " does not announce progress: poll it while requests are out");
+        }
         Runnable[] next = Arrays.copyOf(wakes, wakes.length + 1);
         next[wakes.length] = wake;
         wakes = next;
@@ -137,10 +144,10 @@ public final class LoopbackTransport implements NetTransport {
 
     /**
      * Every completion, failure and connect or accept that became ready calls {@link #signalProgress()};
-     * only injected completion delays ({@link LoopbackConfig.Faults#completionDelay()}) end unannounced.
+     * only injected completion delays ({@link LoopbackConfig.Faults#completionDelay()}) end unannounced,
+     * so a transport with them does not declare {@link Capability#PROGRESS_WAKEUPS}.
      */
-    @Override
-    public boolean signalsProgress() {
+    private boolean announcesProgress() {
         return config.faults().completionDelay().isZero();
     }
 

@@ -11,6 +11,7 @@ import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.memory.CpuUnpacker;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
+import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Clock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -114,8 +115,9 @@ class LoopbackProgressTest {
 
     @Test
     void theTransportAnnouncesEveryCompletionUnlessCompletionsAreDelayed() {
-        assertThat(transport(LoopbackConfig.Faults.NONE).signalsProgress()).isTrue();
-        assertThat(transport(new LoopbackConfig.Faults(-1, Duration.ofMillis(1), false)).signalsProgress()).isFalse();
+        assertThat(transport(LoopbackConfig.Faults.NONE).capabilities()).contains(Capability.PROGRESS_WAKEUPS);
+        assertThat(transport(new LoopbackConfig.Faults(-1, Duration.ofMillis(1), false)).capabilities())
+                .doesNotContain(Capability.PROGRESS_WAKEUPS);
     }
 
     @Test
