@@ -3,7 +3,7 @@ package io.tcpx4j.inject;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import jakarta.inject.Inject;
 
 import java.util.Objects;
@@ -19,13 +19,13 @@ public final class EngineLifecycle implements AutoCloseable {
 
     private final Engine engine;
     private final NetTransport transport;
-    private final Unpacker unpacker;
+    private final ScatterGather unpacker;
     private final DeviceMemory memory;
     private boolean started;
     private boolean stopped;
 
     @Inject
-    public EngineLifecycle(Engine engine, NetTransport transport, Unpacker unpacker, DeviceMemory memory) {
+    public EngineLifecycle(Engine engine, NetTransport transport, ScatterGather unpacker, DeviceMemory memory) {
         this.engine = Objects.requireNonNull(engine, "engine");
         this.transport = Objects.requireNonNull(transport, "transport");
         this.unpacker = Objects.requireNonNull(unpacker, "unpacker");

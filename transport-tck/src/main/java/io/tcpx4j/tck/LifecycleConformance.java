@@ -188,7 +188,7 @@ public abstract class LifecycleConformance extends CoreConformance {
             }
             awaitWakeUp(woken, "a send and its receive");
         }
-        unpack(unpacker(), recv, m.dst.addr, m.dst.kind);
+        unpack(scatterGather(), recv, m.dst.addr, m.dst.kind);
         b.consumed(c.recv(), recv);
         verify(m.dst, m.data, 64 * 1024);
 

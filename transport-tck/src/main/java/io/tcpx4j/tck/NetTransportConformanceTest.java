@@ -8,7 +8,7 @@ import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.PtrType;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -59,7 +59,7 @@ public abstract class NetTransportConformanceTest extends LifecycleConformance {
                 continue;
             }
             checkFragments(r, size);
-            Unpacker u = unpacker();
+            ScatterGather u = scatterGather();
             unpack(u, r, dst.addr, dst.kind);
             b.consumed(c.recv(), r);
             verify(dst, data, size);
@@ -119,7 +119,7 @@ public abstract class NetTransportConformanceTest extends LifecycleConformance {
         awaitDone(f, s, "delayed send");
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(delay);
         awaitDone(b, r, "receive");
-        unpack(unpacker(), r, m.dst.addr, m.dst.kind);
+        unpack(scatterGather(), r, m.dst.addr, m.dst.kind);
         b.consumed(c.recv(), r);
         verify(m.dst, m.data, PAGE);
     }

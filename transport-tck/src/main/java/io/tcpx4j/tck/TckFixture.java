@@ -4,7 +4,7 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Capability;
@@ -16,7 +16,7 @@ import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -52,7 +52,7 @@ public abstract class TckFixture {
 
     private final List<NetTransport> transports = new ArrayList<>();
     private final List<Buf> buffers = new ArrayList<>();
-    private final List<Unpacker> unpackers = new ArrayList<>();
+    private final List<ScatterGather> scatterGathers = new ArrayList<>();
     private final long seed = System.nanoTime();
     final Random random = new Random(seed);
 
@@ -69,9 +69,11 @@ public abstract class TckFixture {
         return new HostMemory();
     }
 
-    /** An unpacker for fragmented receives. Default: the CPU unpacker (host bounce pages and destinations). */
-    protected Unpacker newUnpacker() {
-        return new CpuUnpacker();
+    /**
+     * A scatter-gather for fragmented receives. Default: the CPU one (host bounce pages and destinations).
+     */
+    protected ScatterGather newScatterGather() {
+        return new CpuScatterGather();
     }
 
     /**
@@ -116,7 +118,7 @@ public abstract class TckFixture {
                 t.close();
             }
         }, "close() of a transport hung");
-        for (Unpacker u : unpackers) {
+        for (ScatterGather u : scatterGathers) {
             u.close();
         }
         for (Buf buf : buffers) {
@@ -196,7 +198,7 @@ public abstract class TckFixture {
     /** Completes sends and receives (FIFO per comm), unpacking and consuming the receives. */
     void drain(Channel c, ArrayDeque<NetRequest> sends, ArrayDeque<NetRequest> recvs, Buf dst) {
         long deadline = System.nanoTime() + deadline().toNanos();
-        Unpacker u = unpacker();
+        ScatterGather u = scatterGather();
         while (!sends.isEmpty() || !recvs.isEmpty()) {
             if (!sends.isEmpty() && c.sender().test(sends.peek())) {
                 sends.poll();
@@ -250,14 +252,14 @@ public abstract class TckFixture {
                 e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(code));
     }
 
-    Unpacker unpacker() {
-        Unpacker u = newUnpacker();
-        unpackers.add(u);
+    ScatterGather scatterGather() {
+        ScatterGather u = newScatterGather();
+        scatterGathers.add(u);
         return u;
     }
 
     /** Unpacks a completed receive's fragments (if any) and waits for the batch. */
-    void unpack(Unpacker u, NetRequest r, long destination, MemoryKind kind) {
+    void unpack(ScatterGather u, NetRequest r, long destination, MemoryKind kind) {
         if (r.fragmentCount() == 0) {
             return;
         }

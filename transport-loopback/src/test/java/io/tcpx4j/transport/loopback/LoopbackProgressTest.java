@@ -8,7 +8,7 @@ import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.Progress;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Capability;
@@ -55,7 +55,7 @@ class LoopbackProgressTest {
     private Engine engine(String name, LoopbackTransport t, Progress progress) {
         // inline off: the bytes must go through the transport's sockets
         Engine e = new Engine(EngineConfig.defaults(name).withInlineLimit(0).withProgress(progress), t,
-                new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         closeables.add(e);
         e.start();
         return e;
