@@ -27,7 +27,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * 4 KiB bounce pages and must be unpacked and consumed. The transport's own I/O threads
  * ({@link LoopbackConfig#ioThreads()}) move every byte and mark every request done; {@code isend} and
  * {@code irecv} only hand a request to them, and {@code test} only reads what they marked, so a request
- * never completes inside the call that posted it. The caller's thread runs no socket I/O.
+ * never completes inside the call that posted it. The caller's thread moves no bytes ({@code listen}
+ * binds its socket there; every read and write happens on the I/O threads).
  *
  * <p>With a {@link DeviceMemory} that has devices, bounce pages are pinned host memory mapped for the
  * GPU (the CUDA unpack kernel reads them as it reads TCPX's) and CUDA sources are staged into pinned
