@@ -18,7 +18,7 @@ import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.inject.EngineLifecycle;
 import io.tcpx4j.inject.EngineModule;
 import io.tcpx4j.transport.tcpx.TcpxOptions;
@@ -81,7 +81,7 @@ class CompositionTest {
         for (TransportKind t : TransportKind.values()) {
             Injector vram = Guice.createInjector(Stage.DEVELOPMENT, vram(t));
             assertThat(actual(vram, DeviceMemory.class)).contains("CudaDeviceMemory").doesNotContain("HostMemory");
-            assertThat(actual(vram, Unpacker.class)).contains("CudaUnpacker").doesNotContain("CpuUnpacker");
+            assertThat(actual(vram, ScatterGather.class)).contains("CudaScatterGather").doesNotContain("CpuScatterGather");
             assertThat(vram.getBinding(DeviceMemory.class).toString()).doesNotContain("HostMemory");
         }
     }
@@ -92,7 +92,7 @@ class CompositionTest {
                 Backends.transportModule(new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1")),
                 new CudaUnpackModule(0));
         assertThat(actual(i, DeviceMemory.class)).contains("CudaDeviceMemory");
-        assertThat(actual(i, Unpacker.class)).contains("CudaUnpacker");
+        assertThat(actual(i, ScatterGather.class)).contains("CudaScatterGather");
     }
 
     @Test

@@ -36,7 +36,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * current on the calling thread by every method that needs it.
  *
  * <p>Everything allocated here is freed by {@link #close()}, which also releases the contexts. Close
- * the {@link CudaUnpacker}s made on this memory first.
+ * the {@link CudaScatterGather}s made on this memory first.
  *
  * <p>Thread-safe.
  */

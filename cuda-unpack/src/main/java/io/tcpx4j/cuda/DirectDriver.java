@@ -11,7 +11,7 @@ import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 /**
  * The kernel launch, bound straight to {@code libcuda.so.1} through JNA direct mapping: its arguments
  * are primitives (handles and the parameter list's native address). JCuda walks a launch's parameter
- * {@code Pointer} through JNI on every call, which doubles the host time of a launch; an unpacker
+ * {@code Pointer} through JNI on every call, which doubles the host time of a launch; a scatter-gather
  * launches once per batch of receives. Calls with plain arguments (copies, events) stay on JCuda, whose
  * JNI is cheaper for them than a JNA call (both measured by CallPathBench, docs/PERFORMANCE.md,
  * "cuda-unpack").

@@ -17,19 +17,19 @@ import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 /**
- * The GPU side of a {@link CudaUnpacker}: it owns the work lists, the {@link CudaUnpacker#STREAMS}
+ * The GPU side of a {@link CudaScatterGather}: it owns the work lists, the {@link CudaScatterGather#STREAMS}
  * streams consecutive batches take turns on, the events behind the tickets, and the kernel it
- * launches. The unpacker fills the batch's {@link #open() open} work list; a list that fills up is
+ * launches. The scatter-gather fills the batch's {@link #open() open} work list; a list that fills up is
  * {@link #flush launched} at once and replaced, and {@link #submit} launches the rest of the batch,
  * records its ticket on the batch's stream and turns to the next stream.
  *
  * <p>A work list lives in pinned host memory, which the kernel reads in place (with
- * {@link CudaUnpacker.Settings#recordsInDeviceMemory()}, from a device copy uploaded on the batch's
+ * {@link CudaScatterGather.Settings#recordsInDeviceMemory()}, from a device copy uploaded on the batch's
  * stream at launch). It is reused once the ticket of the batch that launched it is done; when the
  * least recently used one is still busy a new one is allocated, so filling and launching never wait
  * for the GPU.
  *
- * <p><b>Not thread-safe</b>: owned by one {@link CudaUnpacker} and driven by it.
+ * <p><b>Not thread-safe</b>: owned by one {@link CudaScatterGather} and driven by it.
  */
 final class Launcher implements AutoCloseable {
 
@@ -99,9 +99,9 @@ final class Launcher implements AutoCloseable {
     private final CudaDeviceMemory memory;
     private final Contexts contexts;
     private final int device;
-    private final CudaUnpacker.Settings settings;
+    private final CudaScatterGather.Settings settings;
     private final UnpackKernel kernel;
-    private final CUstream[] streams = new CUstream[CudaUnpacker.STREAMS];
+    private final CUstream[] streams = new CUstream[CudaScatterGather.STREAMS];
     /** The stream of the batch being built; the next one takes the next stream. */
     private int turn;
     private final EventRing events = new EventRing();
@@ -115,7 +115,7 @@ final class Launcher implements AutoCloseable {
      * Creates the streams in {@code device}'s context; the launcher then owns {@code kernel} (loaded
      * into that context), and closes it at once if a stream cannot be created.
      */
-    Launcher(CudaDeviceMemory memory, int device, CudaUnpacker.Settings settings, UnpackKernel kernel) {
+    Launcher(CudaDeviceMemory memory, int device, CudaScatterGather.Settings settings, UnpackKernel kernel) {
         this.memory = memory;
         this.contexts = memory.contexts();
         this.device = device;
@@ -123,7 +123,7 @@ final class Launcher implements AutoCloseable {
         this.kernel = kernel;
         try {
             contexts.makeCurrent(device);
-            for (int i = 0; i < CudaUnpacker.STREAMS; i++) {
+            for (int i = 0; i < CudaScatterGather.STREAMS; i++) {
                 CUstream stream = new DirectDriver.Stream();
                 CudaCheck.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
                 streams[i] = stream;
@@ -165,7 +165,7 @@ final class Launcher implements AutoCloseable {
         if (!batch.isEmpty()) {
             contexts.makeCurrent(device);
             ticket = events.record(streams[turn]);
-            turn = (turn + 1) % CudaUnpacker.STREAMS;
+            turn = (turn + 1) % CudaScatterGather.STREAMS;
             for (Slot s : batch) {
                 s.ticket = ticket;
             }
@@ -201,7 +201,7 @@ final class Launcher implements AutoCloseable {
     /**
      * Waits for all submitted work, then destroys the events, frees the work lists, destroys the
      * streams and closes the kernel, going on past a failed wait and throwing the first one at the end.
-     * Called once, by {@link CudaUnpacker#close()}.
+     * Called once, by {@link CudaScatterGather#close()}.
      */
     @Override
     public void close() {
@@ -253,7 +253,7 @@ final class Launcher implements AutoCloseable {
     }
 
     private void destroyStreams() {
-        for (int i = 0; i < CudaUnpacker.STREAMS; i++) {
+        for (int i = 0; i < CudaScatterGather.STREAMS; i++) {
             if (streams[i] != null) {
                 cuStreamDestroy(streams[i]);
                 streams[i] = null;

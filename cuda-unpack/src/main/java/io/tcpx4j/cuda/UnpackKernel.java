@@ -30,9 +30,9 @@ import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocess
  *
  * <p>How a launch is dealt ({@link #unitFor}, {@link #blockThreads}, {@link #gridFor}) and the launch
  * itself ({@link #launch}) are overridable, so that tests and benchmarks can fix the deal and record
- * launches without hooks in the unpacker.
+ * launches without hooks in the scatter-gather.
  *
- * <p><b>Not thread-safe</b>: owned by one {@link CudaUnpacker}.
+ * <p><b>Not thread-safe</b>: owned by one {@link CudaScatterGather}.
  */
 class UnpackKernel implements AutoCloseable {
 

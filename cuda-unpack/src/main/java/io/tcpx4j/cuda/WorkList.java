@@ -11,7 +11,7 @@ import io.tcpx4j.domain.port.out.NetRequest;
  * so that a warp's lanes fetch 32 records with one coalesced access each even across PCIe.
  *
  * <p>Fragment tables are read and checked by {@link FragmentReader}, as
- * {@link io.tcpx4j.domain.memory.CpuUnpacker} reads them; {@link #validate} checks a whole table
+ * {@link io.tcpx4j.domain.memory.CpuScatterGather} reads them; {@link #validate} checks a whole table
  * before anything of it is queued, so a bad table is rejected whole. {@link #append} then splits fragments longer than {@link #MAX_PIECE} so
  * that one huge fragment cannot keep one warp busy while the others idle.
  *

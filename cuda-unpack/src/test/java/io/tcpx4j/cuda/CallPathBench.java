@@ -26,7 +26,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * launch straight to the driver ({@link DirectDriver}) against JCuda's, and, for the calls that stay on
  * JCuda (a copy, an event record and query), JCuda against JNA direct mapping; then the host
  * time to add and submit one 64 KiB receive (16 permuted 4 KiB pages, one batch each) through
- * {@link CudaUnpacker}, the cost an engine pays per chunk that completes on its own. Test scope, run
+ * {@link CudaScatterGather}, the cost an engine pays per chunk that completes on its own. Test scope, run
  * from the module's test classes like {@link UnpackBench} ({@code scripts/device/run.sh}, stage
  * {@code callpath}).
  *
@@ -144,7 +144,7 @@ public final class CallPathBench {
             requests[i] = new HostRequest(chunk, fragments, bounce.address(), bounce.length(), MemoryKind.DRAM);
         }
         double[] perChunk = new double[rounds];
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0)) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0)) {
             for (int r = -5; r < rounds; r++) {
                 long host = 0;
                 long last = 0;

@@ -5,7 +5,7 @@ import com.google.inject.Injector;
 import com.google.inject.ProvisionException;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.DeviceMemory;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,7 +18,7 @@ class CudaUnpackModuleTest {
     void bindsTheSpiWithoutTouchingCuda() {
         Injector injector = Guice.createInjector(new CudaUnpackModule(0));
         assertThat(injector.getBinding(DeviceMemory.class)).isNotNull();
-        assertThat(injector.getBinding(Unpacker.class)).isNotNull();
+        assertThat(injector.getBinding(ScatterGather.class)).isNotNull();
         assertThat(injector.getBinding(CudaDeviceMemory.class)).isNotNull();
     }
 
@@ -28,7 +28,7 @@ class CudaUnpackModuleTest {
         Injector injector = Guice.createInjector(new CudaUnpackModule());
         assertThatThrownBy(() -> injector.getInstance(DeviceMemory.class)).isInstanceOf(ProvisionException.class)
                 .cause().isInstanceOf(TransferException.class).hasMessageContaining("NOT_SUPPORTED");
-        assertThatThrownBy(() -> injector.getInstance(Unpacker.class)).isInstanceOf(ProvisionException.class)
+        assertThatThrownBy(() -> injector.getInstance(ScatterGather.class)).isInstanceOf(ProvisionException.class)
                 .cause().isInstanceOf(TransferException.class).hasMessageContaining("NOT_SUPPORTED");
     }
 
@@ -39,8 +39,8 @@ class CudaUnpackModuleTest {
         CudaDeviceMemory memory = injector.getInstance(CudaDeviceMemory.class);
         try {
             assertThat(injector.getInstance(DeviceMemory.class)).isSameAs(memory);
-            Unpacker unpacker = injector.getInstance(Unpacker.class);
-            assertThat(unpacker).isInstanceOf(CudaUnpacker.class).isSameAs(injector.getInstance(Unpacker.class));
+            ScatterGather unpacker = injector.getInstance(ScatterGather.class);
+            assertThat(unpacker).isInstanceOf(CudaScatterGather.class).isSameAs(injector.getInstance(ScatterGather.class));
             assertThat(unpacker.submit()).as("empty batch").isZero();
             unpacker.close();
         } finally {

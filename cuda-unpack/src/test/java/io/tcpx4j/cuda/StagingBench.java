@@ -100,7 +100,7 @@ public final class StagingBench {
         String[] names = {"unpacker, one receive per batch", "unpacker, 16 receives per batch",
             "copy engine (cuMemcpyAsync host to device, 512 KiB each)"};
         double[][] gbps = new double[names.length][rounds];
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0)) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0)) {
             for (int r = -3; r < rounds; r++) {
                 for (int k = 0; k < names.length; k++) { // kinds take turns round by round
                     long t0 = System.nanoTime();

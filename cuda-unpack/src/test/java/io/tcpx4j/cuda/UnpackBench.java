@@ -2,7 +2,7 @@ package io.tcpx4j.cuda;
 
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 import jcuda.driver.CUevent;
@@ -162,9 +162,9 @@ public final class UnpackBench {
                 boolean both = v[1] == null || v.length > 2;
                 for (boolean deviceRecords : both ? new boolean[] {false, true} : new boolean[] {true}) {
                     int records = plan.fragmentCount() + 16;
-                    CudaUnpacker.Settings s = new CudaUnpacker.Settings(records, deviceRecords, null);
+                    CudaScatterGather.Settings s = new CudaScatterGather.Settings(records, deviceRecords, null);
                     TunedKernel k = kernel(v[1]);
-                    try (CudaUnpacker u = new CudaUnpacker(memory, 0, s, k)) {
+                    try (CudaScatterGather u = new CudaScatterGather(memory, 0, s, k)) {
                         Set<String> seen = new HashSet<>();
                         for (int block : blocks) {
                             k.fixBlock(block);
@@ -195,9 +195,9 @@ public final class UnpackBench {
             line("| batch: 16 receives x 128 x 4 KiB (8 MiB) | kernel | host add+submit µs | submit-to-done µs |");
             line("|---|---|---|---|");
             for (String[] v : variants) {
-                CudaUnpacker.Settings s = new CudaUnpacker.Settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(),
+                CudaScatterGather.Settings s = new CudaScatterGather.Settings(CudaScatterGather.Settings.DEFAULT.recordsPerLaunch(),
                         false, null);
-                try (CudaUnpacker u = new CudaUnpacker(memory, 0, s, kernel(v[1]))) {
+                try (CudaScatterGather u = new CudaScatterGather(memory, 0, s, kernel(v[1]))) {
                     c.verify(u);
                     int n = 200;
                     double[] host = new double[n];
@@ -264,7 +264,7 @@ public final class UnpackBench {
             NativeMemory.fill(expected, plan.destinationBytes(), (byte) 0xA5);
             try (FragmentPlan.Tables host = plan.tables(hostBounce, MemoryKind.DRAM)) {
                 for (int r = 0; r < plan.receives().size(); r++) {
-                    CpuUnpacker.unpack(host.requests().get(r), expected + plan.receives().get(r).destinationOffset());
+                    CpuScatterGather.unpack(host.requests().get(r), expected + plan.receives().get(r).destinationOffset());
                 }
             }
             tables = plan.tables(bounce.address(), MemoryKind.VRAM);
@@ -277,7 +277,7 @@ public final class UnpackBench {
         }
 
         /** Poisons the destination, unpacks once and compares every byte with the CPU reference. */
-        void verify(CudaUnpacker u) {
+        void verify(CudaScatterGather u) {
             memory.contexts().makeCurrent(0);
             CudaCheck.check(cuMemsetD8(Addresses.device(dst.address()), (byte) 0xA5, dst.length()), "cuMemsetD8");
             long ticket = addAll(u);
@@ -303,7 +303,7 @@ public final class UnpackBench {
             }
         }
 
-        private long addAll(CudaUnpacker u) {
+        private long addAll(CudaScatterGather u) {
             List<NetRequest> requests = tables.requests();
             for (int r = 0; r < requests.size(); r++) {
                 u.add(requests.get(r), dst.address() + plan.receives().get(r).destinationOffset(), MemoryKind.VRAM);
@@ -312,7 +312,7 @@ public final class UnpackBench {
         }
 
         /** One table row: {@code u}'s kernel (as last launched) measured on this case. */
-        String row(String name, String label, CudaUnpacker u, TunedKernel k, boolean deviceRecords, double memcpy) {
+        String row(String name, String label, CudaScatterGather u, TunedKernel k, boolean deviceRecords, double memcpy) {
             double[] r = unpack(u, k);
             String kernel = label + " (" + u.kernelRegisters() + " regs; " + k.lastDeal() + ")";
             return String.format("| %s | %d | %s | %s | %.0f | %.0f | %.3f | %.0f | %.3f | %.0f | %.1f |", name,
@@ -321,7 +321,7 @@ public final class UnpackBench {
         }
 
         /** Median GB/s of the kernel and median host µs per launch. */
-        double[] unpack(CudaUnpacker u, TunedKernel k) {
+        double[] unpack(CudaScatterGather u, TunedKernel k) {
             double[] gbps = new double[iters];
             double[] hostMicros = new double[iters];
             for (int i = 0; i < warmup + iters; i++) {

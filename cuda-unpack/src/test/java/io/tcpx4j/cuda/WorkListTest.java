@@ -1,7 +1,7 @@
 package io.tcpx4j.cuda;
 
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.NativeMemory;
 import org.junit.jupiter.api.Test;
 
@@ -121,7 +121,7 @@ class WorkListTest {
             };
             for (FragmentPlan.Receive rc : plan.receives()) {
                 try (HostRequest r = new HostRequest(rc.size(), rc.fragments(), bounce, MemoryKind.DRAM)) {
-                    CpuUnpacker.unpack(r, expected + rc.destinationOffset());
+                    CpuScatterGather.unpack(r, expected + rc.destinationOffset());
                     new WorkList(0, 1).validate(r);
                     list = list.append(r, actual + rc.destinationOffset(), run);
                 }

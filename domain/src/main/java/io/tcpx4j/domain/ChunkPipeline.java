@@ -6,7 +6,7 @@ import io.tcpx4j.domain.port.out.Comm;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -37,7 +37,7 @@ final class ChunkPipeline {
     }
 
     private final NetTransport transport;
-    private final Unpacker unpacker;
+    private final ScatterGather unpacker;
     private final RegionRegistry registry;
     private final ChannelGroup channels;
     private final Completions completions;
@@ -47,7 +47,7 @@ final class ChunkPipeline {
     /** The registry's retirement count when this pipeline last dropped its registrations of retired groups. */
     private long retirementsSeen;
 
-    ChunkPipeline(NetTransport transport, Unpacker unpacker, RegionRegistry registry, ChannelGroup channels,
+    ChunkPipeline(NetTransport transport, ScatterGather unpacker, RegionRegistry registry, ChannelGroup channels,
                   EngineConfig cfg, Completions completions) {
         this.transport = transport;
         this.unpacker = unpacker;

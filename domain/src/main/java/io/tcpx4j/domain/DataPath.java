@@ -5,7 +5,7 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
 
@@ -61,7 +61,7 @@ final class DataPath implements ChunkPipeline.Completions {
 
     private final ChannelGroup channels;
     private final ChunkPipeline pipeline;
-    private final Unpacker unpacker;
+    private final ScatterGather unpacker;
     private final Map<Long, OutOp> awaitingAck = new HashMap<>();
     private final Map<Long, Post> awaitingData = new HashMap<>();
     private final Set<ChunkPlan> live = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -69,7 +69,7 @@ final class DataPath implements ChunkPipeline.Completions {
     private final int writeInlineLimit;
 
     /** {@code deliver} takes the notifications that arrive; {@code peerInlineLimit}: as the peer's handshake said. */
-    DataPath(String engineName, String peerName, EngineConfig cfg, NetTransport transport, Unpacker unpacker,
+    DataPath(String engineName, String peerName, EngineConfig cfg, NetTransport transport, ScatterGather unpacker,
              RegionRegistry registry, FrameWriter writer, Consumer<byte[]> deliver, ChannelGroup channels,
              int peerInlineLimit) {
         this.engineName = engineName;

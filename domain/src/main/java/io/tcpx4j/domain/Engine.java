@@ -11,7 +11,7 @@ import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 
@@ -49,7 +49,7 @@ public final class Engine implements TransferEngine {
     private final boolean packsDevice;
     private final ProgressAgent[] agents;
     /** The unpackers of agents 1.., made by the engine and closed once every agent has shut down. */
-    private final List<Unpacker> ownUnpackers = new ArrayList<>();
+    private final List<ScatterGather> ownUnpackers = new ArrayList<>();
     private final AtomicInteger agentsUp;
 
     private volatile byte[] connInfo;
@@ -59,9 +59,9 @@ public final class Engine implements TransferEngine {
 
     /**
      * An engine whose first agent uses {@code unpacker} (the caller's, closed by the caller); further agents
-     * get their own from {@link Unpacker#another()}, which the engine closes.
+     * get their own from {@link ScatterGather#another()}, which the engine closes.
      */
-    public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
+    public Engine(EngineConfig config, NetTransport transport, DeviceMemory memory, ScatterGather unpacker, Clock clock) {
         this.config = Objects.requireNonNull(config, "config");
         this.memory = Objects.requireNonNull(memory, "memory");
         Objects.requireNonNull(clock, "clock");
@@ -78,15 +78,15 @@ public final class Engine implements TransferEngine {
         this.agentsUp = new AtomicInteger(n);
         this.agents = new ProgressAgent[n];
         for (int i = 0; i < n; i++) {
-            Unpacker u = i == 0 ? unpacker : anotherUnpacker(unpacker);
+            ScatterGather u = i == 0 ? unpacker : anotherUnpacker(unpacker);
             agents[i] = new ProgressAgent(new EngineContext(identity, config, transport, u, clock, registry, i),
                     queues[i], notifications, this::agentShutDown);
         }
     }
 
-    private Unpacker anotherUnpacker(Unpacker first) {
+    private ScatterGather anotherUnpacker(ScatterGather first) {
         try {
-            Unpacker u = first.another();
+            ScatterGather u = first.another();
             ownUnpackers.add(u);
             return u;
         } catch (RuntimeException e) {
@@ -160,7 +160,7 @@ public final class Engine implements TransferEngine {
     }
 
     private void closeOwnUnpackers() {
-        for (Unpacker u : ownUnpackers) {
+        for (ScatterGather u : ownUnpackers) {
             try {
                 u.close();
             } catch (RuntimeException ignored) {

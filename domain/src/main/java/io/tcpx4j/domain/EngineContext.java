@@ -4,14 +4,14 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.protocol.ConnInfo;
 
 /**
  * What every connection of one progress agent shares: who the engine is, its configuration, its ports
  * and its registered memory, which agent of the engine this is ({@code agent}) and that agent's unpacker.
  */
-record EngineContext(LocalIdentity identity, EngineConfig config, NetTransport transport, Unpacker unpacker,
+record EngineContext(LocalIdentity identity, EngineConfig config, NetTransport transport, ScatterGather unpacker,
                      Clock clock, RegionRegistry registry, int agent) {
 
     String name() {

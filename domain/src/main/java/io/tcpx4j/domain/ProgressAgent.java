@@ -4,6 +4,7 @@ import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.domain.port.out.Capability;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 
@@ -81,7 +82,8 @@ final class ProgressAgent implements Agent, Xfer.Driver {
         this.directory = new PeerDirectory(ctx, notifications, readiness);
         this.maxBlockMillis = Math.min(MAX_BLOCK_MILLIS, Math.max(1, ctx.config().heartbeat().toMillis() / 2));
         this.spinNanos = ctx.config().progress().spin().toNanos();
-        this.signalled = ctx.transport().signalsProgress() && ctx.unpacker().completesOnSubmit();
+        this.signalled = ctx.transport().capabilities().contains(Capability.PROGRESS_WAKEUPS)
+                && ctx.unpacker().completesOnSubmit();
     }
 
     // ------------------------------------------------------------------ lifecycle (engine's lock)
@@ -108,11 +110,13 @@ final class ProgressAgent implements Agent, Xfer.Driver {
      */
     void start() {
         commands.wakeWith(readiness::wake);
-        stopWakes = ctx.transport().wakeOnProgress(ctx.config().agents() == 1 ? readiness::wake : () -> {
-            if (awaitsTransport) {
-                readiness.wake();
-            }
-        });
+        if (ctx.transport().capabilities().contains(Capability.PROGRESS_WAKEUPS)) {
+            stopWakes = ctx.transport().wakeOnProgress(ctx.config().agents() == 1 ? readiness::wake : () -> {
+                if (awaitsTransport) {
+                    readiness.wake();
+                }
+            });
+        }
         if (ctx.config().progress().driver() == Progress.Driver.THREAD) {
             IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(maxBlockMillis),
                     new CpuContention(CpuContention::readSchedstat));

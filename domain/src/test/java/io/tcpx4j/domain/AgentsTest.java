@@ -7,12 +7,12 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.NetRequest;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 import io.tcpx4j.domain.testing.InMemoryNetTransportDouble;
@@ -123,7 +123,7 @@ class AgentsTest {
 
     @Test
     void severalAgentsNeedAnUnpackerThatMakesAnother() {
-        Unpacker single = new OneAgentUnpacker();
+        ScatterGather single = new OneAgentScatterGather();
         assertThatThrownBy(() -> new Engine(EngineConfig.defaults("one").withAgents(2), fabric.newTransport(),
                 new HostMemory(), single, Clock.SYSTEM))
                 .isInstanceOf(TransferException.class)
@@ -242,7 +242,7 @@ class AgentsTest {
     private Engine engine(EngineConfig config) {
         InMemoryNetTransportDouble t = fabric.newTransport();
         transports.add(t);
-        Engine e = new Engine(config, t, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+        Engine e = new Engine(config, t, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         engines.add(e);
         e.start();
         return e;
@@ -252,7 +252,7 @@ class AgentsTest {
     private Engine manual(String name) {
         InMemoryNetTransportDouble t = fabric.newTransport();
         transports.add(t);
-        Engine e = new Engine(EngineConfig.defaults(name).withAgents(2), t, new HostMemory(), new CpuUnpacker(),
+        Engine e = new Engine(EngineConfig.defaults(name).withAgents(2), t, new HostMemory(), new CpuScatterGather(),
                 Clock.SYSTEM);
         engines.add(e);
         e.startManual();
@@ -277,8 +277,8 @@ class AgentsTest {
         return b;
     }
 
-    /** An unpacker that serves one agent only (the port's default for {@link Unpacker#another()}). */
-    private static final class OneAgentUnpacker implements Unpacker {
+    /** An unpacker that serves one agent only (the port's default for {@link ScatterGather#another()}). */
+    private static final class OneAgentScatterGather implements ScatterGather {
         @Override
         public void add(NetRequest request, long destination, MemoryKind destinationKind) {
             throw new UnsupportedOperationException();

@@ -4,7 +4,7 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -70,9 +70,9 @@ class ConnectionFailureIsolationTest {
             NetTransport tc = fabric.newTransport();
             // no inline transfers: every byte goes through the transport's send comms
             EngineConfig base = EngineConfig.defaults("x").withInlineLimit(0);
-            try (Engine a = new Engine(base.withName("a"), ta, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
-                 Engine b = new Engine(base.withName("b"), tb, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
-                 Engine c = new Engine(base.withName("c"), tc, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM)) {
+            try (Engine a = new Engine(base.withName("a"), ta, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+                 Engine b = new Engine(base.withName("b"), tb, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+                 Engine c = new Engine(base.withName("c"), tc, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM)) {
                 a.start();
                 b.start();
                 c.startManual(); // c moves only when the test pumps it: a's transfer to c stays in flight

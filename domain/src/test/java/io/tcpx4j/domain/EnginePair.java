@@ -6,13 +6,13 @@ import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 import io.tcpx4j.domain.testing.InMemoryNetTransportDouble;
@@ -55,19 +55,19 @@ final class EnginePair implements AutoCloseable {
 
     /** {@code memoryB}: beta's view of memory (a double may call some host memory VRAM). */
     EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryB) {
-        this(ca, cb, wrap, new HostMemory(), new CpuUnpacker(), memoryB, new CpuUnpacker());
+        this(ca, cb, wrap, new HostMemory(), new CpuScatterGather(), memoryB, new CpuScatterGather());
     }
 
     /** Each engine with its own view of memory and its own unpacker (doubles may call host memory VRAM). */
     EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryA,
-               Unpacker unpackerA, DeviceMemory memoryB, Unpacker unpackerB) {
+               ScatterGather unpackerA, DeviceMemory memoryB, ScatterGather unpackerB) {
         this(ca, cb, wrap, InMemoryNetTransportDouble.Config.defaults(), memoryA, unpackerA, memoryB, unpackerB);
     }
 
     /** As above, both transports made with {@code transport} (devmem receives or not, say). */
     EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap,
-               InMemoryNetTransportDouble.Config transport, DeviceMemory memoryA, Unpacker unpackerA,
-               DeviceMemory memoryB, Unpacker unpackerB) {
+               InMemoryNetTransportDouble.Config transport, DeviceMemory memoryA, ScatterGather unpackerA,
+               DeviceMemory memoryB, ScatterGather unpackerB) {
         fabric = new InMemoryFabric();
         ta = wrap.apply(fabric.newTransport(transport));
         tb = wrap.apply(fabric.newTransport(transport));

@@ -3,12 +3,12 @@ package io.tcpx4j.domain;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.FragmentReader;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -91,7 +91,7 @@ final class HostAsVramDouble implements DeviceMemory {
     }
 
     /** Unpacks and copies "VRAM" with the CPU; counts packed scatters and copies. Not thread-safe. */
-    static final class Unpacking implements Unpacker {
+    static final class Unpacking implements ScatterGather {
         private final FragmentReader reader = new FragmentReader();
         private long ticket;
         long scatters;
@@ -99,7 +99,7 @@ final class HostAsVramDouble implements DeviceMemory {
 
         @Override
         public void add(NetRequest request, long destination, MemoryKind destinationKind) {
-            CpuUnpacker.unpack(reader, request, destination);
+            CpuScatterGather.unpack(reader, request, destination);
         }
 
         @Override

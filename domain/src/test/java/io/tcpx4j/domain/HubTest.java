@@ -4,7 +4,7 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -150,7 +150,7 @@ class HubTest {
     private Engine engine(String name, int agents) {
         NetTransport t = fabric.newTransport();
         transports.add(t);
-        Engine e = new Engine(EngineConfig.defaults(name).withAgents(agents), t, new HostMemory(), new CpuUnpacker(),
+        Engine e = new Engine(EngineConfig.defaults(name).withAgents(agents), t, new HostMemory(), new CpuScatterGather(),
                 Clock.SYSTEM);
         engines.add(e);
         e.start();

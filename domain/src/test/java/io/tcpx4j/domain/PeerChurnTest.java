@@ -3,7 +3,7 @@ package io.tcpx4j.domain;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -32,7 +32,7 @@ class PeerChurnTest {
     void aPeerThatComesAndGoesLeavesNoDescriptorBehind() throws Exception {
         try (InMemoryFabric fabric = new InMemoryFabric();
              NetTransport ht = fabric.newTransport()) {
-            Engine hub = new Engine(EngineConfig.defaults("hub"), ht, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+            Engine hub = new Engine(EngineConfig.defaults("hub"), ht, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
             long dst = NativeMemory.allocate(4096, 4096);
             try {
                 hub.start();
@@ -59,7 +59,7 @@ class PeerChurnTest {
     /** A new peer connects, writes 4 KiB into the hub and leaves. */
     private static void cycle(InMemoryFabric fabric, Engine hub, byte[] md, long dst) throws InterruptedException {
         try (NetTransport t = fabric.newTransport()) {
-            Engine peer = new Engine(EngineConfig.defaults("peer"), t, new HostMemory(), new CpuUnpacker(),
+            Engine peer = new Engine(EngineConfig.defaults("peer"), t, new HostMemory(), new CpuScatterGather(),
                     Clock.SYSTEM);
             long src = NativeMemory.allocate(4096, 4096);
             try {

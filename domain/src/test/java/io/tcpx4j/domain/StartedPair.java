@@ -2,7 +2,7 @@ package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -43,9 +43,9 @@ final class StartedPair implements AutoCloseable {
         dst = NativeMemory.allocate(size, 4096);
         local = MemoryDescriptor.dram(src, size);
         remote = MemoryDescriptor.dram(dst, size);
-        a = new Engine(EngineConfig.defaults("alpha").withProgress(pa), ta, new HostMemory(), new CpuUnpacker(),
+        a = new Engine(EngineConfig.defaults("alpha").withProgress(pa), ta, new HostMemory(), new CpuScatterGather(),
                 Clock.SYSTEM);
-        b = new Engine(EngineConfig.defaults("beta").withProgress(pb), tb, new HostMemory(), new CpuUnpacker(),
+        b = new Engine(EngineConfig.defaults("beta").withProgress(pb), tb, new HostMemory(), new CpuScatterGather(),
                 Clock.SYSTEM);
         if (start) {
             a.start();

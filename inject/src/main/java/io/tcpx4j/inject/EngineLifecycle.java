@@ -7,7 +7,7 @@ import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.PtrType;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.warmup.WarmUp;
 import jakarta.inject.Inject;
 
@@ -17,7 +17,7 @@ import java.util.Objects;
 /**
  * Starts and stops the injector's engine and closes what it owns. {@link #stop()} closes, in order,
  * the warm-up if one still runs, the engine (failing transfers still in flight with CANCELED), the
- * transport, the unpacker and the device memory.
+ * transport, the scatter-gather and the device memory.
  *
  * <p>With a warm-up plan of more than 0 transfers, {@link #start()} also starts a {@link WarmUp}: two
  * private engines of the same configuration, transport and memory that exchange transfers in the
@@ -32,7 +32,7 @@ public final class EngineLifecycle implements AutoCloseable {
     private final Engine engine;
     private final EngineConfig config;
     private final NetTransport transport;
-    private final Unpacker unpacker;
+    private final ScatterGather scatterGather;
     private final DeviceMemory memory;
     private final Clock clock;
     private final WarmUp.Plan plan;
@@ -41,12 +41,12 @@ public final class EngineLifecycle implements AutoCloseable {
     private WarmUp warmUp;
 
     @Inject
-    public EngineLifecycle(Engine engine, EngineConfig config, NetTransport transport, Unpacker unpacker,
+    public EngineLifecycle(Engine engine, EngineConfig config, NetTransport transport, ScatterGather scatterGather,
                            DeviceMemory memory, Clock clock, WarmUp.Plan plan) {
         this.engine = Objects.requireNonNull(engine, "engine");
         this.config = Objects.requireNonNull(config, "config");
         this.transport = Objects.requireNonNull(transport, "transport");
-        this.unpacker = Objects.requireNonNull(unpacker, "unpacker");
+        this.scatterGather = Objects.requireNonNull(scatterGather, "scatterGather");
         this.memory = Objects.requireNonNull(memory, "memory");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.plan = Objects.requireNonNull(plan, "plan");
@@ -85,9 +85,9 @@ public final class EngineLifecycle implements AutoCloseable {
         }
         EngineConfig base = config.withListen(config.listenHost(), 0).withAgents(1);
         Engine initiator = new Engine(base.withName(config.name() + "/warm-up-initiator"), transport, memory,
-                unpacker, clock);
+                scatterGather, clock);
         Engine target = new Engine(base.withName(config.name() + "/warm-up-target"), transport, memory,
-                unpacker, clock);
+                scatterGather, clock);
         try {
             initiator.start();
             target.start();
@@ -115,7 +115,7 @@ public final class EngineLifecycle implements AutoCloseable {
                 transport.close();
             } finally {
                 try {
-                    unpacker.close();
+                    scatterGather.close();
                 } finally {
                     memory.close();
                 }

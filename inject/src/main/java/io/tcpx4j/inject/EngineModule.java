@@ -7,12 +7,12 @@ import com.google.inject.multibindings.OptionalBinder;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.warmup.WarmUp;
 
 import java.util.Objects;
@@ -36,8 +36,8 @@ import java.util.Objects;
  *   <li>{@link EngineLifecycle} — explicit start and stop;</li>
  *   <li>{@link WarmUp.Plan} — the warm-up {@link EngineLifecycle#start()} runs (none unless given);</li>
  *   <li>{@link Clock} — the system clock;</li>
- *   <li>{@link DeviceMemory} and {@link Unpacker} as optional bindings whose defaults are the host-only
- *       {@link HostMemory} and {@link CpuUnpacker}; a GPU module (CudaUnpackModule) sets them with
+ *   <li>{@link DeviceMemory} and {@link ScatterGather} as optional bindings whose defaults are the host-only
+ *       {@link HostMemory} and {@link CpuScatterGather}; a GPU module (CudaUnpackModule) sets them with
  *       {@code OptionalBinder.setBinding()}.</li>
  * </ul>
  * Required from elsewhere: {@link NetTransport}. {@code configure()} does no I/O.
@@ -68,16 +68,16 @@ public final class EngineModule extends AbstractModule {
         bind(WarmUp.Plan.class).toInstance(warmUp);
         bind(Clock.class).toInstance(Clock.SYSTEM);
         OptionalBinder.newOptionalBinder(binder(), DeviceMemory.class).setDefault().to(HostMemory.class);
-        OptionalBinder.newOptionalBinder(binder(), Unpacker.class).setDefault().to(CpuUnpacker.class);
+        OptionalBinder.newOptionalBinder(binder(), ScatterGather.class).setDefault().to(CpuScatterGather.class);
         bind(HostMemory.class).in(Singleton.class);
-        bind(CpuUnpacker.class).in(Singleton.class);
+        bind(CpuScatterGather.class).in(Singleton.class);
         bind(TransferEngine.class).to(Engine.class);
         bind(EngineLifecycle.class).in(Singleton.class);
     }
 
     @Provides
     @Singleton
-    Engine engine(EngineConfig config, NetTransport transport, DeviceMemory memory, Unpacker unpacker, Clock clock) {
+    Engine engine(EngineConfig config, NetTransport transport, DeviceMemory memory, ScatterGather unpacker, Clock clock) {
         return new Engine(config, transport, memory, unpacker, clock);
     }
 }

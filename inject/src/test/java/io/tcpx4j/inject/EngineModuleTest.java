@@ -9,12 +9,12 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 import org.junit.jupiter.api.Test;
 
@@ -47,7 +47,7 @@ class EngineModuleTest {
             TransferEngine b = ib.getInstance(TransferEngine.class);
             assertThat(a).isSameAs(ia.getInstance(TransferEngine.class));
             assertThat(ia.getInstance(DeviceMemory.class)).isInstanceOf(HostMemory.class);
-            assertThat(ia.getInstance(Unpacker.class)).isInstanceOf(CpuUnpacker.class);
+            assertThat(ia.getInstance(ScatterGather.class)).isInstanceOf(CpuScatterGather.class);
             la.start();
             lb.start();
             long size = 3 * 1024 * 1024 + 5;

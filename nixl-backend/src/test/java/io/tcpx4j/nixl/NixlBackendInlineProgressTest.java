@@ -3,7 +3,7 @@ package io.tcpx4j.nixl;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.testing.InMemoryFabric;
@@ -29,7 +29,7 @@ class NixlBackendInlineProgressTest {
     void checkXferAndGetNotifsRunTheEnginesProgressOnlyWhenInline(boolean inline) {
         try (InMemoryFabric fabric = new InMemoryFabric()) {
             InMemoryNetTransportDouble transport = fabric.newTransport();
-            Engine engine = new Engine(EngineConfig.defaults("A"), transport, new HostMemory(), new CpuUnpacker(),
+            Engine engine = new Engine(EngineConfig.defaults("A"), transport, new HostMemory(), new CpuScatterGather(),
                     Clock.SYSTEM);
             engine.startManual();
             AtomicInteger progressCalls = new AtomicInteger();

@@ -42,6 +42,8 @@ public abstract class CoreConformance extends SlotConformance {
         }
         expectCode(() -> a.properties(a.deviceCount()), Code.INVALID_PARAM);
         expectCode(() -> a.properties(-1), Code.INVALID_PARAM);
+        expectCode(() -> a.capabilities(a.deviceCount()), Code.INVALID_PARAM);
+        expectCode(() -> a.capabilities(-1), Code.INVALID_PARAM);
     }
 
     @Test
@@ -75,7 +77,7 @@ public abstract class CoreConformance extends SlotConformance {
     }
 
     /**
-     * A listener yields exactly one comm (DESIGN.md section 2). TCPX frees its accept state when accept
+     * A listener yields exactly one comm (the SPI's {@code accept}). TCPX frees its accept state when accept
      * succeeds and keeps the pointer, so a second accept on that listen comm frees it again and the
      * process aborts: after its comm, accept must be INVALID_PARAM without reaching the plugin. The
      * comm outlives its listener.
@@ -101,6 +103,7 @@ public abstract class CoreConformance extends SlotConformance {
         MemoryRegistration r1 = a.register(c1.send(), buf.addr, buf.capacity, PtrType.HOST);
         assertThat(r1.address()).isEqualTo(buf.addr);
         assertThat(r1.size()).isEqualTo(buf.capacity);
+        assertThat(r1.type()).isEqualTo(PtrType.HOST);
         expectCode(() -> a.isend(c2.send(), buf.addr, 100, 0, r1), Code.INVALID_PARAM);
         expectCode(() -> a.deregister(c2.send(), r1), Code.INVALID_PARAM);
         expectCode(() -> b.irecv(c1.recv(), buf.addr, 100, 0, r1), Code.INVALID_PARAM);

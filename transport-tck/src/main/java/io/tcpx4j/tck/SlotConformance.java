@@ -3,7 +3,7 @@ package io.tcpx4j.tck;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -66,7 +66,7 @@ public abstract class SlotConformance extends TckFixture {
             awaitDone(b, recvs.get(i), "receive " + i);
         }
         assertThat(b.irecv(c.recv(), m.dst.addr, 512, 0, m.rr)).as("17th receive: all done, none consumed").isNull();
-        Unpacker u = unpacker();
+        ScatterGather u = scatterGather();
         unpack(u, recvs.get(0), m.dst.addr, m.dst.kind);
         b.consumed(c.recv(), recvs.get(0));
         NetRequest again = b.irecv(c.recv(), m.dst.addr + 15 * 512L, 512, 0, m.rr);
@@ -99,7 +99,7 @@ public abstract class SlotConformance extends TckFixture {
         awaitDone(a, s1, "send 1");
         awaitDone(b, r0, "receive 0");
         awaitDone(b, r1, "receive 1");
-        Unpacker u = unpacker();
+        ScatterGather u = scatterGather();
         unpack(u, r1, m.dst.addr + PAGE, m.dst.kind);
         expectCode(() -> b.consumed(c.recv(), r1), Code.INVALID_PARAM);
         unpack(u, r0, m.dst.addr, m.dst.kind);
@@ -198,7 +198,7 @@ public abstract class SlotConformance extends TckFixture {
         ArrayDeque<NetRequest> sends = new ArrayDeque<>();
         ArrayDeque<NetRequest> recvs = new ArrayDeque<>();
         ArrayDeque<Long> recvDst = new ArrayDeque<>();
-        Unpacker u = unpacker();
+        ScatterGather u = scatterGather();
         int posted = 0;
         int received = 0;
         int sent = 0;

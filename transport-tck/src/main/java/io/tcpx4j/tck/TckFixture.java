@@ -4,7 +4,7 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Capability;
@@ -16,7 +16,7 @@ import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -52,7 +52,7 @@ public abstract class TckFixture {
 
     private final List<NetTransport> transports = new ArrayList<>();
     private final List<Buf> buffers = new ArrayList<>();
-    private final List<Unpacker> unpackers = new ArrayList<>();
+    private final List<ScatterGather> scatterGathers = new ArrayList<>();
     private final long seed = System.nanoTime();
     final Random random = new Random(seed);
 
@@ -69,9 +69,11 @@ public abstract class TckFixture {
         return new HostMemory();
     }
 
-    /** An unpacker for fragmented receives. Default: the CPU unpacker (host bounce pages and destinations). */
-    protected Unpacker newUnpacker() {
-        return new CpuUnpacker();
+    /**
+     * A scatter-gather for fragmented receives. Default: the CPU one (host bounce pages and destinations).
+     */
+    protected ScatterGather newScatterGather() {
+        return new CpuScatterGather();
     }
 
     /**
@@ -116,7 +118,7 @@ public abstract class TckFixture {
                 t.close();
             }
         }, "close() of a transport hung");
-        for (Unpacker u : unpackers) {
+        for (ScatterGather u : scatterGathers) {
             u.close();
         }
         for (Buf buf : buffers) {
@@ -161,11 +163,17 @@ public abstract class TckFixture {
     }
 
     NetRequest postSend(Channel c, long addr, int size, MemoryRegistration reg) {
-        return require(c.sender().isend(c.send(), addr, size, 0, reg), "isend with free slots");
+        return posted(require(c.sender().isend(c.send(), addr, size, 0, reg), "isend with free slots"), size);
     }
 
     NetRequest postRecv(Channel c, long addr, int size, MemoryRegistration reg) {
-        return tracked(require(c.receiver().irecv(c.recv(), addr, size, 0, reg), "irecv with free slots"), addr);
+        return tracked(posted(require(c.receiver().irecv(c.recv(), addr, size, 0, reg), "irecv with free slots"),
+                size), addr);
+    }
+
+    private static NetRequest posted(NetRequest r, int size) {
+        assertThat(r.size()).as("size() of a request just posted").isEqualTo(size);
+        return r;
     }
 
     /** Remembers where a receive's fragments unpack to (requests are pooled: the latest post wins). */
@@ -190,7 +198,7 @@ public abstract class TckFixture {
     /** Completes sends and receives (FIFO per comm), unpacking and consuming the receives. */
     void drain(Channel c, ArrayDeque<NetRequest> sends, ArrayDeque<NetRequest> recvs, Buf dst) {
         long deadline = System.nanoTime() + deadline().toNanos();
-        Unpacker u = unpacker();
+        ScatterGather u = scatterGather();
         while (!sends.isEmpty() || !recvs.isEmpty()) {
             if (!sends.isEmpty() && c.sender().test(sends.peek())) {
                 sends.poll();
@@ -244,14 +252,14 @@ public abstract class TckFixture {
                 e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(code));
     }
 
-    Unpacker unpacker() {
-        Unpacker u = newUnpacker();
-        unpackers.add(u);
+    ScatterGather scatterGather() {
+        ScatterGather u = newScatterGather();
+        scatterGathers.add(u);
         return u;
     }
 
     /** Unpacks a completed receive's fragments (if any) and waits for the batch. */
-    void unpack(Unpacker u, NetRequest r, long destination, MemoryKind kind) {
+    void unpack(ScatterGather u, NetRequest r, long destination, MemoryKind kind) {
         if (r.fragmentCount() == 0) {
             return;
         }
@@ -269,6 +277,8 @@ public abstract class TckFixture {
         int n = r.fragmentCount();
         assertThat(n).as("fragments of a devmem receive of %d bytes", size).isBetween(size == 0 ? 0 : 1,
                 NetRequest.MAX_FRAGMENTS);
+        assertThat(r.bounceBase()).as("bounce base of a fragmented receive").isNotZero();
+        assertThat(r.bounceKind()).as("bounce kind of a fragmented receive").isNotNull();
         long[][] frags = new long[n][];
         for (int i = 0; i < n; i++) {
             long rec = r.fragmentsAddress() + (long) i * NetRequest.FRAGMENT_BYTES;
@@ -277,6 +287,7 @@ public abstract class TckFixture {
             long dst = NativeMemory.getLong(rec + 8);
             assertThat(len).as("fragment %d length", i).isBetween(1L, (long) PAGE);
             assertThat(src % PAGE + len).as("fragment %d stays inside its bounce page", i).isLessThanOrEqualTo(PAGE);
+            assertThat(src + len).as("fragment %d stays inside the bounce area", i).isLessThanOrEqualTo(r.bounceBytes());
             frags[i] = new long[] {dst, len};
         }
         Arrays.sort(frags, (x, y) -> Long.compare(x[0], y[0]));

@@ -4,7 +4,7 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -59,9 +59,9 @@ public class ChunkPathBench {
     @Setup(Level.Trial)
     public void setUp() {
         a = new Engine(EngineConfig.defaults("bench-a").withChunkSize(CHUNK), new NullTransportDouble(),
-                new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         b = new Engine(EngineConfig.defaults("bench-b").withChunkSize(CHUNK), new NullTransportDouble(),
-                new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         a.startManual();
         b.startManual();
         a.loadPeer("bench-b", b.connInfo());

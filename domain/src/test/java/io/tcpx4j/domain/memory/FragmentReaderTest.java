@@ -195,7 +195,7 @@ class FragmentReaderTest {
                 @Override public long bounceBytes() { return 4096; }
                 @Override public MemoryKind bounceKind() { return MemoryKind.DRAM; }
             };
-            assertThatThrownBy(() -> CpuUnpacker.unpack(request, dst)).hasMessageContaining("fragment 1 reads [4090, +8)");
+            assertThatThrownBy(() -> CpuScatterGather.unpack(request, dst)).hasMessageContaining("fragment 1 reads [4090, +8)");
             assertThat(NativeMemory.getLong(dst)).as("fragment 0 copied").isEqualTo(0x0202_0202_0202_0202L);
             assertThat(NativeMemory.getLong(dst + 8)).as("fragment 1 not copied").isZero();
         } finally {

@@ -22,7 +22,7 @@ final class BouncePool {
 
     /** Byte written over returned pages: not 0, so a stale read does not pass for zeroed data. */
     static final byte PAGE_POISON = (byte) 0xDB;
-    /** Byte written over returned tables: 0xFFFFFFFF lengths that {@code CpuUnpacker} rejects. */
+    /** Byte written over returned tables: 0xFFFFFFFF lengths that {@code CpuScatterGather} rejects. */
     static final byte TABLE_POISON = (byte) 0xFF;
 
     private static final long TABLE_BYTES = (long) NetRequest.MAX_FRAGMENTS * NetRequest.FRAGMENT_BYTES;

@@ -111,11 +111,6 @@ public class ForwardingNetTransport implements NetTransport {
     }
 
     @Override
-    public boolean signalsProgress() {
-        return delegate.signalsProgress();
-    }
-
-    @Override
     public void close() {
         delegate.close();
     }

@@ -104,14 +104,22 @@ public final class InMemoryNetTransportDouble implements NetTransport {
 
         public Config {
             capabilities = Set.copyOf(capabilities);
+            if (capabilities.contains(Capability.PROGRESS_WAKEUPS)) {
+                // its requests complete inside test(), on the caller's thread: there is nothing to announce
+                throw new IllegalArgumentException("the in-memory double cannot declare " + Capability.PROGRESS_WAKEUPS);
+            }
             if (devices < 1 || connectNotYetCalls < 1 || bouncePagesPerRecvComm < 1) {
                 throw new IllegalArgumentException("devices, connectNotYetCalls and bouncePagesPerRecvComm must be >= 1");
             }
         }
 
-        /** Every capability (CUDA memory, devmem receives, fault injection), one device, one "not yet". */
+        /**
+         * Every capability it can honour (CUDA memory, devmem receives, fault injection; not progress
+         * wake-ups), one device, one "not yet".
+         */
         public static Config defaults() {
-            return new Config(EnumSet.allOf(Capability.class), 1, 1, DEFAULT_BOUNCE_PAGES);
+            return new Config(EnumSet.complementOf(EnumSet.of(Capability.PROGRESS_WAKEUPS)), 1, 1,
+                    DEFAULT_BOUNCE_PAGES);
         }
 
         public Config withCapabilities(Capability... declared) {

@@ -2,7 +2,7 @@ package io.tcpx4j.domain.testing;
 
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.DeviceProperties;
@@ -241,7 +241,7 @@ class InMemoryNetTransportDoubleTest {
         assertThat(r.size()).as("posted size, as TCPX reports nothing else").isEqualTo(4 * PAGE);
         assertThat(b.receivedSize(r)).isEqualTo(sent);
         assertThat(r.fragmentCount()).isEqualTo(2);
-        CpuUnpacker.unpack(r, dst);
+        CpuScatterGather.unpack(r, dst);
         assertPattern(dst, sent, 10);
         assertThat(NativeMemory.getByte(dst + sent)).isZero();
     }
@@ -331,7 +331,7 @@ class InMemoryNetTransportDoubleTest {
         }
         assertThat(contiguous).as("consecutive pieces land in scattered bounce pages").isFalse();
 
-        CpuUnpacker.unpack(r, dst);
+        CpuScatterGather.unpack(r, dst);
         assertPattern(dst, size, 12);
     }
 
@@ -555,7 +555,7 @@ class InMemoryNetTransportDoubleTest {
             if (!recvs.isEmpty() && self.test(recvs.peekFirst())) {
                 NetRequest r = recvs.pollFirst();
                 long d = dst[received % 8];
-                CpuUnpacker.unpack(r, d);
+                CpuScatterGather.unpack(r, d);
                 self.consumed(in.recv, r);
                 assertPattern(d, size, peerSeed);
                 NativeMemory.fill(d, size, (byte) 0);

@@ -3,14 +3,14 @@ package io.tcpx4j.it.gpu;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.cuda.CudaDeviceMemory;
-import io.tcpx4j.cuda.CudaUnpacker;
+import io.tcpx4j.cuda.CudaScatterGather;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 import io.tcpx4j.transport.loopback.LoopbackTransport;
 
@@ -22,7 +22,7 @@ import java.util.zip.CRC32C;
 
 /**
  * One engine on one GPU (or on host memory, to exercise the same code without a GPU): the loopback
- * transport with the given {@link DeviceMemory}, a {@link CudaUnpacker} on {@code device} when that
+ * transport with the given {@link DeviceMemory}, a {@link CudaScatterGather} on {@code device} when that
  * memory is CUDA's (else the CPU unpacker), started with its own progress thread. Also the host-side
  * helpers that fill, poison, compare and checksum VRAM through a pinned staging buffer in slices.
  *
@@ -36,7 +36,7 @@ final class GpuNode implements AutoCloseable {
     final DeviceMemory memory;
     final MemoryKind kind;
     final int device;
-    final Unpacker unpacker;
+    final ScatterGather unpacker;
     final LoopbackTransport transport;
     final Engine engine;
     private final List<MemoryDescriptor> allocations = new ArrayList<>();
@@ -64,7 +64,7 @@ final class GpuNode implements AutoCloseable {
         this.memory = memory;
         this.kind = memory instanceof CudaDeviceMemory ? MemoryKind.VRAM : MemoryKind.DRAM;
         this.device = device;
-        this.unpacker = memory instanceof CudaDeviceMemory cuda ? new CudaUnpacker(cuda, device) : new CpuUnpacker();
+        this.unpacker = memory instanceof CudaDeviceMemory cuda ? new CudaScatterGather(cuda, device) : new CpuScatterGather();
         // Receives into host memory land in place on a DRAM node (as the CLI and the NIXL backend run it);
         // receives into device memory always go through bounce pages.
         this.transport = new LoopbackTransport(LoopbackConfig.defaults().withSocketsPerComm(sockets)

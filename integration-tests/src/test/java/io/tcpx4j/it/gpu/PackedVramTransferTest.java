@@ -6,7 +6,7 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.cuda.CudaDeviceMemory;
-import io.tcpx4j.cuda.CudaUnpacker;
+import io.tcpx4j.cuda.CudaScatterGather;
 import io.tcpx4j.cuda.GpuTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -142,7 +142,7 @@ class PackedVramTransferTest {
     }
 
     private static long launches(GpuNode node) {
-        return ((CudaUnpacker) node.unpacker).launches();
+        return ((CudaScatterGather) node.unpacker).launches();
     }
 
     private static List<Notification> awaitNotifications(GpuNode node, int count) throws InterruptedException {

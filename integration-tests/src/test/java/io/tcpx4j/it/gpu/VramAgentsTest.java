@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A target engine of two progress agents on one GPU, two initiators that each reach a different agent,
  * WRITEs and READs of KV-shaped batches in VRAM at the same time: each agent scatters its receives with
- * an unpacker of its own (made by {@code CudaUnpacker.another()}), and every descriptor is compared.
+ * an unpacker of its own (made by {@code CudaScatterGather.another()}), and every descriptor is compared.
  */
 @GpuTest
 class VramAgentsTest {

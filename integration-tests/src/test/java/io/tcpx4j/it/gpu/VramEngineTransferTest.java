@@ -6,7 +6,7 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.cuda.CudaDeviceMemory;
-import io.tcpx4j.cuda.CudaUnpacker;
+import io.tcpx4j.cuda.CudaScatterGather;
 import io.tcpx4j.cuda.GpuTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,7 +21,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Two engines on one GPU over the loopback transport, each with its own {@link CudaUnpacker}: a
+ * Two engines on one GPU over the loopback transport, each with its own {@link CudaScatterGather}: a
  * 1 GiB WRITE and a 1 GiB READ, VRAM to VRAM, every byte compared on the host after the target's
  * notification, and the poisoned guard pages around each destination untouched. The data path is
  * the real one: CUDA sources staged to pinned memory, sent over TCP, received into host-mapped
@@ -118,7 +118,7 @@ class VramEngineTransferTest {
     }
 
     private static long launches(GpuNode node) {
-        return ((CudaUnpacker) node.unpacker).launches();
+        return ((CudaScatterGather) node.unpacker).launches();
     }
 
     /** Drains {@code node}'s notifications until {@code count} arrived (10 s), or for 200 ms when 0. */

@@ -6,7 +6,7 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 import io.tcpx4j.transport.loopback.LoopbackTransport;
@@ -40,7 +40,7 @@ final class Node implements AutoCloseable {
     Node(EngineConfig config, LoopbackConfig loopback) {
         this.name = config.name();
         this.transport = new CountingTransport(new LoopbackTransport(loopback));
-        this.engine = new Engine(config, transport, memory, new CpuUnpacker(), Clock.SYSTEM);
+        this.engine = new Engine(config, transport, memory, new CpuScatterGather(), Clock.SYSTEM);
         engine.start();
     }
 

@@ -7,11 +7,9 @@ import io.tcpx4j.domain.port.out.Listener;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.util.Map;
 import java.util.Set;
@@ -29,23 +27,17 @@ final class Connector {
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** The owner that listeners and connections report progress to and whose config they read. */
-    private final LoopbackTransport transport;
+    /** What listeners and connects pass on to the comms they make, and where they announce progress. */
+    private final CommSupport support;
     private final LoopbackConfig config;
     private final IoLoops loops;
     private final Set<LoopbackListener> listeners = ConcurrentHashMap.newKeySet();
     private final Map<ByteBuffer, PendingConnect> connecting = new ConcurrentHashMap<>();
 
-    Connector(LoopbackTransport transport, LoopbackConfig config, IoLoops loops) {
-        this.transport = transport;
-        this.config = config;
+    Connector(CommSupport support, IoLoops loops) {
+        this.support = support;
+        this.config = support.config();
         this.loops = loops;
-    }
-
-    /** Socket options of every data socket, on both sides. */
-    static void configure(SocketChannel ch) throws IOException {
-        ch.configureBlocking(false);
-        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
     }
 
     Listener listen(int device) {
@@ -69,17 +61,13 @@ final class Connector {
                 handle = HandleCodec.corrupt(handle);
             }
             IoLoop loop = loops.next();
-            LoopbackListener l = new LoopbackListener(transport, loop, device, server, nonce, handle);
+            LoopbackListener l = new LoopbackListener(support, loop, device, server, nonce, handle);
             listeners.add(l);
             loop.execute(l::register);
             return l;
         } catch (IOException e) {
             if (server != null) {
-                try {
-                    server.close();
-                } catch (IOException ignored) {
-                    // reporting the bind failure matters more
-                }
+                Sockets.closeQuietly(server); // reporting the bind failure matters more
             }
             throw new TransferException(Code.BACKEND, "cannot listen on " + config.bindHost() + ": " + e, e);
         }
@@ -92,7 +80,7 @@ final class Connector {
         ByteBuffer key = ByteBuffer.wrap(handle.clone());
         PendingConnect p = connecting.get(key);
         if (p == null) {
-            p = new PendingConnect(transport, loops.next(), decoded, RANDOM.nextLong());
+            p = new PendingConnect(support, loops.next(), decoded, RANDOM.nextLong());
             connecting.put(key, p);
             PendingConnect started = p;
             p.loopExecute(started::start);

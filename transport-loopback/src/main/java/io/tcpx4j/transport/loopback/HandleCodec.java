@@ -25,6 +25,11 @@ final class HandleCodec {
 
     static final int MAGIC = 0x5458344C;
     static final int NONCE_BYTES = 16;
+    /**
+     * The hello every socket of a connect sends its listener before anything else:
+     * {@code (u32 magic, 16 B nonce, u64 connection id, u16 index, u16 count)}, the nonce from the handle.
+     */
+    static final int HELLO_BYTES = 32;
     private static final int VERSION = 1;
     private static final int CRC_OFFSET = Listener.HANDLE_SIZE - 4;
 

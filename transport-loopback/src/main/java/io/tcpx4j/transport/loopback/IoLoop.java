@@ -56,13 +56,14 @@ final class IoLoop implements Runnable {
 
     /*
      * A finished CUDA copy raises no socket event, so a loop waiting for one must poll, and at a fine
-     * grain: a 512 KiB staging copy takes ~20 us, so a millisecond wait (select's finest) would leave
-     * the socket idle 50 times longer than the copy. It polls every STAGING_POLL_NANOS, yielding in
-     * between (each poll is a cuEventQuery under the device memory's lock, which the agent needs to
-     * start the next copy: 16 loops polling flat out would starve it), for a while, which covers a copy
-     * queued behind a few others on the GPU's copy stream; then it parks in short steps (~60 us each
-     * with Linux's default 50 us timer slack), still checking sockets between them. Only GPU hosts
-     * ever wait here: host sources need no staging.
+     * grain: the staging copy of one chunk is much shorter than a millisecond, select's finest wait, so
+     * waiting in select would leave the socket idle for far longer than the copy. It polls every
+     * STAGING_POLL_NANOS, yielding in between (each poll is a cuEventQuery under the device memory's lock,
+     * which the agent needs to start the next copy: 16 loops polling flat out would starve it), for
+     * STAGING_YIELD_NANOS, which covers a copy queued behind a few others on the GPU's copy stream; then
+     * it parks in short steps (STAGING_PARK_NANOS, which Linux stretches to the thread's timer slack, 50 us
+     * by default), still checking sockets between them. Only GPU hosts ever wait here: host sources need
+     * no staging.
      */
     private static final long STAGING_YIELD_NANOS = 200_000L;
     private static final long STAGING_POLL_NANOS = 5_000L;

@@ -17,16 +17,16 @@ import java.util.List;
  */
 final class IoLoops {
 
-    /** Logs under the transport's name, the one a user configures for this adapter. */
-    private static final System.Logger LOG = System.getLogger(LoopbackTransport.class.getName());
-
     private final int ioThreads;
+    /** The transport's logger, the one a user configures for this adapter. */
+    private final System.Logger log;
     private volatile List<IoLoop> loops;
     private int nextLoop;
     private volatile boolean closed;
 
-    IoLoops(int ioThreads) {
+    IoLoops(int ioThreads, System.Logger log) {
         this.ioThreads = ioThreads;
+        this.log = log;
     }
 
     boolean isClosed() {
@@ -44,7 +44,7 @@ final class IoLoops {
                 l.add(new IoLoop("tcpx4j-loopback-io-" + i));
             }
             loops = l;
-            LOG.log(System.Logger.Level.DEBUG, "loopback transport started " + l.size() + " I/O threads");
+            log.log(System.Logger.Level.DEBUG, "loopback transport started " + l.size() + " I/O threads");
         }
         IoLoop loop = loops.get(nextLoop);
         nextLoop = (nextLoop + 1) % loops.size();

@@ -29,7 +29,8 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
     /** A close waits this long for the loop to let go of the caller's memory, then leaks rather than corrupts. */
     private static final long CLOSE_WAIT_MS = 5000;
 
-    final LoopbackTransport transport;
+    /** What the transport lends its comms; also how it tells its own comms from others. */
+    final CommSupport support;
     final IoLoop loop;
     final Stream[] streams;
     final LoopbackRequest[] ring = new LoopbackRequest[NetTransport.MAX_REQUESTS];
@@ -43,12 +44,12 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
     volatile boolean closed;
     private boolean channelsClosed;
 
-    LoopbackComm(LoopbackTransport transport, IoLoop loop, int sockets) {
-        this.transport = transport;
+    LoopbackComm(CommSupport support, IoLoop loop, int sockets) {
+        this.support = support;
         this.loop = loop;
         this.streams = new Stream[sockets];
         for (int i = 0; i < ring.length; i++) {
-            ring[i] = new LoopbackRequest(this, i);
+            ring[i] = new LoopbackRequest(this, support, i);
         }
     }
 
@@ -99,7 +100,7 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
         failureMessage = message;
         failure = new TransferException(code, message, cause);
         closeChannels(true);
-        transport.signalProgress();
+        support.signalProgress();
     }
 
     @Override
@@ -187,7 +188,6 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
             LOG.log(System.Logger.Level.WARNING,
                     "loopback I/O loop did not release a closed comm in " + CLOSE_WAIT_MS + " ms; leaking its buffers");
         }
-        transport.forget(this);
     }
 
     /** Caller thread, after the loop let go: frees native memory (bounce pages, staging). */

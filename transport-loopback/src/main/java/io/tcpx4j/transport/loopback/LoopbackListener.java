@@ -28,9 +28,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class LoopbackListener implements Listener, IoLoop.Handler {
 
-    static final int HELLO_BYTES = 32;
-
-    private final LoopbackTransport transport;
+    private final CommSupport support;
     final IoLoop loop;
     final int device;
     private final ServerSocketChannel server;
@@ -43,9 +41,9 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
     /** accept returned this listener's one comm (set by the accepting thread). */
     volatile boolean yielded;
 
-    LoopbackListener(LoopbackTransport transport, IoLoop loop, int device, ServerSocketChannel server, byte[] nonce,
+    LoopbackListener(CommSupport support, IoLoop loop, int device, ServerSocketChannel server, byte[] nonce,
                      byte[] handle) {
-        this.transport = transport;
+        this.support = support;
         this.loop = loop;
         this.device = device;
         this.server = server;
@@ -85,11 +83,11 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
                 return;
             }
             try {
-                Connector.configure(ch);
+                Sockets.configure(ch);
                 ch.register(loop.selector(), SelectionKey.OP_READ, new HelloReader(ch));
                 handshaking.add(ch);
             } catch (IOException e) {
-                closeQuietly(ch);
+                Sockets.closeQuietly(ch);
             }
         }
     }
@@ -125,27 +123,19 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
 
     private void closeOnLoop() {
         closed = true;
-        closeQuietly(server);
+        Sockets.closeQuietly(server);
         for (SocketChannel ch : handshaking) {
-            closeQuietly(ch);
+            Sockets.closeQuietly(ch);
         }
         handshaking.clear();
         for (Group g : groups.values()) {
             for (SocketChannel ch : g.channels) {
                 if (ch != null) {
-                    closeQuietly(ch);
+                    Sockets.closeQuietly(ch);
                 }
             }
         }
         groups.clear();
-    }
-
-    private static void closeQuietly(java.nio.channels.Channel ch) {
-        try {
-            ch.close();
-        } catch (IOException ignored) {
-            // closing is all we wanted
-        }
     }
 
     /** Sockets of one connection arriving. */
@@ -163,7 +153,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
     /** Reads one socket's hello. <b>Confined to the loop thread.</b> */
     private final class HelloReader implements IoLoop.Handler {
         private final SocketChannel ch;
-        private final ByteBuffer hello = ByteBuffer.allocate(HELLO_BYTES);
+        private final ByteBuffer hello = ByteBuffer.allocate(HandleCodec.HELLO_BYTES);
 
         HelloReader(SocketChannel ch) {
             this.ch = ch;
@@ -188,7 +178,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
                 int count = Short.toUnsignedInt(hello.getShort());
                 Group g = groups.get(connId);
                 boolean ok = !closed && magic == HandleCodec.MAGIC && MessageDigest.isEqual(got, nonce)
-                        && count == transport.config().socketsPerComm() && index < count
+                        && count == support.config().socketsPerComm() && index < count
                         && (g == null || g.channels[index] == null);
                 ch.write(ByteBuffer.wrap(new byte[] {(byte) (ok ? 1 : 0)}));
                 if (!ok) {
@@ -206,10 +196,10 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
                 g.keys[index] = key;
                 if (++g.arrived == count) {
                     groups.remove(connId);
-                    LoopbackRecvComm comm = new LoopbackRecvComm(transport, loop, count);
+                    LoopbackRecvComm comm = new LoopbackRecvComm(support, loop, count);
                     comm.attach(g.channels, g.keys);
                     ready.add(comm);
-                    transport.signalProgress();
+                    support.signalProgress();
                 }
             } catch (IOException e) {
                 drop(key);
@@ -219,13 +209,13 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
         private void drop(SelectionKey key) {
             key.cancel();
             handshaking.remove(ch);
-            closeQuietly(ch);
+            Sockets.closeQuietly(ch);
         }
 
         @Override
         public void crashed(RuntimeException e) {
             handshaking.remove(ch);
-            closeQuietly(ch);
+            Sockets.closeQuietly(ch);
         }
     }
 

@@ -29,17 +29,13 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
     private MemoryDescriptor poolMemory;
     private MemoryDescriptor tables;
 
-    LoopbackRecvComm(LoopbackTransport transport, IoLoop loop, int sockets) {
-        super(transport, loop, sockets);
+    LoopbackRecvComm(CommSupport support, IoLoop loop, int sockets) {
+        super(support, loop, sockets);
     }
 
     @Override
     Stream newStream(int index, SocketChannel channel, SelectionKey key) {
         return new RecvStream(this, index, channel, key);
-    }
-
-    BouncePool pool() {
-        return pool;
     }
 
     /**
@@ -49,9 +45,9 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
      */
     boolean assignPages(LoopbackRequest r, int size) {
         if (pool == null) {
-            int pages = transport.config().bouncePagesPerComm();
-            poolMemory = transport.allocateHost((long) pages * BouncePool.PAGE);
-            tables = transport.allocateHost(TABLE_BYTES * ring.length);
+            int pages = support.config().bouncePagesPerComm();
+            poolMemory = support.allocateHost((long) pages * BouncePool.PAGE);
+            tables = support.allocateHost(TABLE_BYTES * ring.length);
             pool = new BouncePool(poolMemory.address(), pages);
         }
         int need = (int) (((long) size + BouncePool.PAGE - 1) / BouncePool.PAGE);
@@ -62,6 +58,7 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
             return false;
         }
         r.pageCount = need;
+        r.pool = pool;
         r.fragmentTable = tables.address() + TABLE_BYTES * r.slot;
         return true;
     }
@@ -77,8 +74,8 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
     @Override
     void freeResources() {
         if (poolMemory != null) {
-            transport.freeHost(poolMemory);
-            transport.freeHost(tables);
+            support.freeHost(poolMemory);
+            support.freeHost(tables);
             poolMemory = null;
             tables = null;
         }
@@ -215,7 +212,7 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
                 count = 1;
                 return;
             }
-            long base = ((LoopbackRecvComm) comm).pool.base;
+            long base = r.pool.base;
             while (count < BATCH && nextOffset < stripeEnd) {
                 int block = (int) (nextOffset / BouncePool.PAGE);
                 int len = (int) Math.min(BouncePool.PAGE, stripeEnd - nextOffset);

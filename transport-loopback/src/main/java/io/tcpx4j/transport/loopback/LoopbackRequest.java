@@ -1,6 +1,7 @@
 package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.port.out.Comm;
 import io.tcpx4j.domain.port.out.NetRequest;
 
 /**
@@ -17,7 +18,9 @@ final class LoopbackRequest implements NetRequest {
     /** A receive that tested done and awaits {@code consumed}. */
     static final int COMPLETED = 2;
 
-    final LoopbackComm comm;
+    /** The comm whose ring holds this slot, for the transport's checks; the request asks nothing of it. */
+    final Comm comm;
+    private final CommSupport support;
     final int slot;
 
     // Caller thread, before publication.
@@ -32,6 +35,8 @@ final class LoopbackRequest implements NetRequest {
     boolean bounce;
     int pageCount;
     int[] pages;
+    /** The receive comm's bounce pool, once a bounce receive took pages from it. */
+    BouncePool pool;
     long fragmentTable;
 
     // Loop thread, published by done.
@@ -41,8 +46,9 @@ final class LoopbackRequest implements NetRequest {
     long doneNanos;
     volatile boolean done;
 
-    LoopbackRequest(LoopbackComm comm, int slot) {
+    LoopbackRequest(Comm comm, CommSupport support, int slot) {
         this.comm = comm;
+        this.support = support;
         this.slot = slot;
     }
 
@@ -54,7 +60,7 @@ final class LoopbackRequest implements NetRequest {
             }
             doneNanos = System.nanoTime();
             done = true;
-            comm.transport.signalProgress();
+            support.signalProgress();
         }
     }
 
@@ -75,12 +81,12 @@ final class LoopbackRequest implements NetRequest {
 
     @Override
     public long bounceBase() {
-        return bounce ? ((LoopbackRecvComm) comm).pool().base : 0;
+        return bounce ? pool.base : 0;
     }
 
     @Override
     public long bounceBytes() {
-        return bounce ? ((LoopbackRecvComm) comm).pool().bytes : 0;
+        return bounce ? pool.bytes : 0;
     }
 
     @Override

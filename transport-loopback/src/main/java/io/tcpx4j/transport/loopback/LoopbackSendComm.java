@@ -24,9 +24,9 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
     /** Pinned staging copies of CUDA sources, one per slot, grown on demand (GPU hosts only). */
     private final MemoryDescriptor[] staging = new MemoryDescriptor[ring.length];
 
-    LoopbackSendComm(LoopbackTransport transport, IoLoop loop, int sockets) {
-        super(transport, loop, sockets);
-        this.dropAfterBytes = transport.config().faults().dropAfterBytes();
+    LoopbackSendComm(CommSupport support, IoLoop loop, int sockets) {
+        super(support, loop, sockets);
+        this.dropAfterBytes = support.config().faults().dropAfterBytes();
     }
 
     @Override
@@ -61,7 +61,7 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
         if (r.stagingTicket == 0) {
             return true;
         }
-        if (!transport.deviceMemory().isDone(r.stagingTicket)) {
+        if (!support.deviceMemory().isDone(r.stagingTicket)) {
             return false;
         }
         r.stagingTicket = 0;
@@ -72,7 +72,7 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
     void freeResources() {
         for (int i = 0; i < staging.length; i++) {
             if (staging[i] != null) {
-                transport.deviceMemory().free(staging[i]);
+                support.deviceMemory().free(staging[i]);
                 staging[i] = null;
             }
         }

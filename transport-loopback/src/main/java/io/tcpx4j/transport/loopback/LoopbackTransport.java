@@ -1,9 +1,7 @@
 package io.tcpx4j.transport.loopback;
 
-import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Comm;
 import io.tcpx4j.domain.port.out.DeviceMemory;
@@ -16,10 +14,7 @@ import io.tcpx4j.domain.port.out.PtrType;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
 
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,8 +24,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code test} and {@code consumed}, tags ignored, {@code connect}/{@code accept} that return
  * {@code null} until the peer is there, 128-byte handles with a nonce, per-comm registrations with
  * the 4 KiB rule for CUDA memory, and (devmem mode, the default) receives that land in permuted
- * 4 KiB bounce pages and must be unpacked and consumed. Every request is moved by the transport's
- * own I/O threads ({@link LoopbackConfig#ioThreads()}), so nothing completes on the caller's thread.
+ * 4 KiB bounce pages and must be unpacked and consumed. The transport's own I/O threads
+ * ({@link LoopbackConfig#ioThreads()}) move every byte and mark every request done; {@code isend} and
+ * {@code irecv} only hand a request to them, and {@code test} only reads what they marked, so a request
+ * never completes inside the call that posted it. The caller's thread moves no bytes ({@code listen}
+ * binds its socket there; every read and write happens on the I/O threads).
  *
  * <p>With a {@link DeviceMemory} that has devices, bounce pages are pinned host memory mapped for the
  * GPU (the CUDA unpack kernel reads them as it reads TCPX's) and CUDA sources are staged into pinned
@@ -41,8 +39,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>The request path ({@code isend}, {@code irecv}, {@code test}, {@code consumed}) is this class's
  * own; connection set-up belongs to a {@link Connector}, registration checks to a {@link Registrar},
- * and the I/O threads and the closed state to {@link IoLoops}. Comms that a connect or accept hands
- * out are tracked here, so that {@code close} closes them.
+ * and the I/O threads and the closed state to {@link IoLoops}. What comms need from their transport
+ * (settings, memory, the progress wake-ups) they get from a {@link CommSupport}, never from this class:
+ * the arrows between the classes of this package go one way. Comms that a connect or accept hands out
+ * are tracked here, so that {@code close} closes them.
  *
  * <p>Thread-safe across comms; each comm is driven by one thread at a time (the SPI's rule).
  */
@@ -52,12 +52,12 @@ public final class LoopbackTransport implements NetTransport {
     private final DeviceMemory deviceMemory;
     private final boolean gpu;
     private final long completionDelayNanos;
+    private final ProgressWakes wakes = new ProgressWakes();
+    private final CommSupport support;
     private final IoLoops loops;
     private final Connector connector;
     private final Registrar registrar;
     private final Set<LoopbackComm> comms = ConcurrentHashMap.newKeySet();
-    /** Engines to wake on progress; copy-on-write so that signalling allocates nothing. */
-    private volatile Runnable[] wakes = new Runnable[0];
 
     /** A host-memory-only transport (CUDA registrations fail unless {@code cudaAsHost}). */
     public LoopbackTransport(LoopbackConfig config) {
@@ -73,17 +73,14 @@ public final class LoopbackTransport implements NetTransport {
         this.deviceMemory = deviceMemory;
         this.gpu = deviceMemory != null && deviceMemory.hasDevices();
         this.completionDelayNanos = config.faults().completionDelay().toNanos();
-        this.loops = new IoLoops(config.ioThreads());
-        this.connector = new Connector(this, config, loops);
+        this.support = new CommSupport(config, deviceMemory, gpu, wakes);
+        this.loops = new IoLoops(config.ioThreads(), System.getLogger(LoopbackTransport.class.getName()));
+        this.connector = new Connector(support, loops);
         this.registrar = new Registrar(deviceMemory, gpu, cudaSupported());
     }
 
     public LoopbackConfig config() {
         return config;
-    }
-
-    DeviceMemory deviceMemory() {
-        return deviceMemory;
     }
 
     @Override
@@ -99,6 +96,9 @@ public final class LoopbackTransport implements NetTransport {
         }
         if (config.devmem() || gpu) {
             caps.add(Capability.DEVMEM_RECEIVE);
+        }
+        if (announcesProgress()) {
+            caps.add(Capability.PROGRESS_WAKEUPS);
         }
         return caps;
     }
@@ -121,34 +121,22 @@ public final class LoopbackTransport implements NetTransport {
     }
 
     @Override
-    public synchronized Runnable wakeOnProgress(Runnable wake) {
+    public Runnable wakeOnProgress(Runnable wake) {
         Objects.requireNonNull(wake, "wake");
-        Runnable[] next = Arrays.copyOf(wakes, wakes.length + 1);
-        next[wakes.length] = wake;
-        wakes = next;
-        return () -> removeWake(wake);
-    }
-
-    private synchronized void removeWake(Runnable wake) {
-        List<Runnable> rest = new ArrayList<>(Arrays.asList(wakes));
-        rest.remove(wake);
-        wakes = rest.toArray(new Runnable[0]);
+        if (!announcesProgress()) {
+            throw new TransferException(Code.NOT_SUPPORTED, "a loopback transport with injected completion delays"
+                    + " does not announce progress: poll it while requests are out");
+        }
+        return wakes.add(wake);
     }
 
     /**
-     * Every completion, failure and connect or accept that became ready calls {@link #signalProgress()};
-     * only injected completion delays ({@link LoopbackConfig.Faults#completionDelay()}) end unannounced.
+     * Every completion, failure and connect or accept that became ready signals the wake-ups;
+     * only injected completion delays ({@link LoopbackConfig.Faults#completionDelay()}) end unannounced,
+     * so a transport with them does not declare {@link Capability#PROGRESS_WAKEUPS}.
      */
-    @Override
-    public boolean signalsProgress() {
+    private boolean announcesProgress() {
         return config.faults().completionDelay().isZero();
-    }
-
-    /** Any thread: a request completed, a comm failed, or a connect or accept became ready. */
-    void signalProgress() {
-        for (Runnable w : wakes) {
-            w.run();
-        }
     }
 
     @Override
@@ -189,7 +177,7 @@ public final class LoopbackTransport implements NetTransport {
 
     @Override
     public NetRequest isend(SendComm comm, long address, int size, int tag, MemoryRegistration registration) {
-        if (!(comm instanceof LoopbackSendComm c) || c.transport != this) {
+        if (!(comm instanceof LoopbackSendComm c) || c.support != support) {
             throw new TransferException(Code.INVALID_PARAM, "not a send comm of this transport: " + comm);
         }
         c.checkUsable();
@@ -209,7 +197,7 @@ public final class LoopbackTransport implements NetTransport {
 
     @Override
     public NetRequest irecv(RecvComm comm, long address, int size, int tag, MemoryRegistration registration) {
-        if (!(comm instanceof LoopbackRecvComm c) || c.transport != this) {
+        if (!(comm instanceof LoopbackRecvComm c) || c.support != support) {
             throw new TransferException(Code.INVALID_PARAM, "not a receive comm of this transport: " + comm);
         }
         c.checkUsable();
@@ -253,7 +241,7 @@ public final class LoopbackTransport implements NetTransport {
     @Override
     public boolean test(NetRequest request) {
         LoopbackRequest q = request(request);
-        LoopbackComm c = q.comm;
+        LoopbackComm c = (LoopbackComm) q.comm;
         if (c.closed) {
             throw new TransferException(Code.INVALID_PARAM, "the request's comm is closed; its requests are void");
         }
@@ -286,7 +274,7 @@ public final class LoopbackTransport implements NetTransport {
 
     @Override
     public void consumed(RecvComm comm, NetRequest request) {
-        if (!(comm instanceof LoopbackRecvComm c) || c.transport != this) {
+        if (!(comm instanceof LoopbackRecvComm c) || c.support != support) {
             throw new TransferException(Code.INVALID_PARAM, "not a receive comm of this transport: " + comm);
         }
         LoopbackRequest q = request(request);
@@ -310,18 +298,20 @@ public final class LoopbackTransport implements NetTransport {
 
     @Override
     public void closeSend(SendComm comm) {
-        if (!(comm instanceof LoopbackSendComm c) || c.transport != this) {
+        if (!(comm instanceof LoopbackSendComm c) || c.support != support) {
             throw new TransferException(Code.INVALID_PARAM, "not a send comm of this transport: " + comm);
         }
         c.close();
+        comms.remove(c);
     }
 
     @Override
     public void closeRecv(RecvComm comm) {
-        if (!(comm instanceof LoopbackRecvComm c) || c.transport != this) {
+        if (!(comm instanceof LoopbackRecvComm c) || c.support != support) {
             throw new TransferException(Code.INVALID_PARAM, "not a receive comm of this transport: " + comm);
         }
         c.close();
+        comms.remove(c);
     }
 
     @Override
@@ -337,30 +327,9 @@ public final class LoopbackTransport implements NetTransport {
         for (LoopbackComm c : comms) {
             c.close();
         }
+        comms.clear();
         connector.close();
         loops.shutdown();
-    }
-
-    // ---- internals shared with the comms
-
-    void forget(LoopbackComm comm) {
-        comms.remove(comm);
-    }
-
-    /** Bounce pages and fragment tables: pinned and GPU-mapped on GPU hosts, plain native memory otherwise. */
-    MemoryDescriptor allocateHost(long size) {
-        if (gpu) {
-            return deviceMemory.allocatePinned(size);
-        }
-        return MemoryDescriptor.dram(NativeMemory.allocate(size, NativeMemory.PAGE), size);
-    }
-
-    void freeHost(MemoryDescriptor memory) {
-        if (gpu) {
-            deviceMemory.free(memory);
-        } else {
-            NativeMemory.free(memory.address());
-        }
     }
 
     private void checkOpen() {
@@ -370,14 +339,14 @@ public final class LoopbackTransport implements NetTransport {
     }
 
     private LoopbackComm comm(Comm comm) {
-        if (!(comm instanceof LoopbackComm c) || c.transport != this) {
+        if (!(comm instanceof LoopbackComm c) || c.support != support) {
             throw new TransferException(Code.INVALID_PARAM, "not a comm of this transport: " + comm);
         }
         return c;
     }
 
     private LoopbackRequest request(NetRequest request) {
-        if (!(request instanceof LoopbackRequest q) || q.comm.transport != this) {
+        if (!(request instanceof LoopbackRequest q) || !(q.comm instanceof LoopbackComm c) || c.support != support) {
             throw new TransferException(Code.INVALID_PARAM, "not a request of this transport: " + request);
         }
         return q;

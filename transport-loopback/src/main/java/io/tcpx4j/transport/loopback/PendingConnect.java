@@ -15,7 +15,7 @@ import java.nio.channels.SocketChannel;
  */
 final class PendingConnect {
 
-    private final LoopbackTransport transport;
+    private final CommSupport support;
     private final IoLoop loop;
     private final HandleCodec.Handle handle;
     private final long connectionId;
@@ -27,8 +27,8 @@ final class PendingConnect {
     /** The failure's message without the code prefix, for rethrowing on the caller's thread. */
     volatile String failureMessage;
 
-    PendingConnect(LoopbackTransport transport, IoLoop loop, HandleCodec.Handle handle, long connectionId) {
-        this.transport = transport;
+    PendingConnect(CommSupport support, IoLoop loop, HandleCodec.Handle handle, long connectionId) {
+        this.support = support;
         this.loop = loop;
         this.handle = handle;
         this.connectionId = connectionId;
@@ -50,7 +50,7 @@ final class PendingConnect {
             for (int i = 0; i < channels.length; i++) {
                 SocketChannel ch = SocketChannel.open();
                 channels[i] = ch;
-                Connector.configure(ch);
+                Sockets.configure(ch);
                 Step step = new Step(i);
                 keys[i] = ch.register(loop.selector(), SelectionKey.OP_CONNECT, step);
                 if (ch.connect(handle.address())) {
@@ -75,16 +75,12 @@ final class PendingConnect {
         }
         for (SocketChannel ch : channels) {
             if (ch != null) {
-                try {
-                    ch.close();
-                } catch (IOException ignored) {
-                    // giving up on this connection anyway
-                }
+                Sockets.closeQuietly(ch); // giving up on this connection anyway
             }
         }
         failureMessage = message;
         failure = new TransferException(code, message, cause);
-        transport.signalProgress();
+        support.signalProgress();
     }
 
     /** Handshake of socket {@code index}. */
@@ -97,7 +93,7 @@ final class PendingConnect {
         }
 
         void connected() throws IOException {
-            ByteBuffer hello = ByteBuffer.allocate(LoopbackListener.HELLO_BYTES);
+            ByteBuffer hello = ByteBuffer.allocate(HandleCodec.HELLO_BYTES);
             hello.putInt(HandleCodec.MAGIC).put(handle.nonce()).putLong(connectionId)
                     .putShort((short) index).putShort((short) channels.length).flip();
             channels[index].write(hello);
@@ -137,10 +133,10 @@ final class PendingConnect {
                     }
                     key.interestOps(0);
                     if (++acked == channels.length) {
-                        LoopbackSendComm c = new LoopbackSendComm(transport, loop, channels.length);
+                        LoopbackSendComm c = new LoopbackSendComm(support, loop, channels.length);
                         c.attach(channels, keys);
                         comm = c;
-                        transport.signalProgress();
+                        support.signalProgress();
                     }
                 }
             } catch (IOException e) {

@@ -8,9 +8,10 @@ import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.Progress;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
+import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Clock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -54,7 +55,7 @@ class LoopbackProgressTest {
     private Engine engine(String name, LoopbackTransport t, Progress progress) {
         // inline off: the bytes must go through the transport's sockets
         Engine e = new Engine(EngineConfig.defaults(name).withInlineLimit(0).withProgress(progress), t,
-                new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         closeables.add(e);
         e.start();
         return e;
@@ -114,8 +115,9 @@ class LoopbackProgressTest {
 
     @Test
     void theTransportAnnouncesEveryCompletionUnlessCompletionsAreDelayed() {
-        assertThat(transport(LoopbackConfig.Faults.NONE).signalsProgress()).isTrue();
-        assertThat(transport(new LoopbackConfig.Faults(-1, Duration.ofMillis(1), false)).signalsProgress()).isFalse();
+        assertThat(transport(LoopbackConfig.Faults.NONE).capabilities()).contains(Capability.PROGRESS_WAKEUPS);
+        assertThat(transport(new LoopbackConfig.Faults(-1, Duration.ofMillis(1), false)).capabilities())
+                .doesNotContain(Capability.PROGRESS_WAKEUPS);
     }
 
     @Test

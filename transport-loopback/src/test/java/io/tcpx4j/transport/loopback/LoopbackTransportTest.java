@@ -7,7 +7,7 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Capability;
@@ -109,7 +109,7 @@ class LoopbackTransportTest {
         await(p.b, r);
         assertThat(r.fragmentCount()).isEqualTo(NetRequest.MAX_FRAGMENTS);
         assertThat(contiguousRuns(r)).as("pages are permuted, not one contiguous run").isGreaterThan(100);
-        CpuUnpacker.unpack(r, dst);
+        CpuScatterGather.unpack(r, dst);
         p.b.consumed(p.recv, r);
         assertSame(src, dst, max);
         assertThat(p.b.irecv(p.recv, dst, 1, 0, rr)).as("pages came back at consume").isNotNull();
@@ -135,7 +135,7 @@ class LoopbackTransportTest {
             await(a, s);
             await(b, r);
             assertThat(r.fragmentCount()).as("CUDA receives always land in bounce pages").isEqualTo(4);
-            CpuUnpacker.unpack(r, dst);
+            CpuScatterGather.unpack(r, dst);
             b.consumed(p.recv, r);
             assertSame(src, dst, size);
         }

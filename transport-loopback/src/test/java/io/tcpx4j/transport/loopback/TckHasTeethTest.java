@@ -1,8 +1,11 @@
 package io.tcpx4j.transport.loopback;
 
+import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.Listener;
+import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
+import io.tcpx4j.domain.port.out.SendComm;
 import io.tcpx4j.domain.testing.ForwardingNetTransport;
 import io.tcpx4j.tck.NetTransportConformanceTest;
 import org.junit.jupiter.api.Test;
@@ -13,6 +16,8 @@ import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
+
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,11 +33,15 @@ class TckHasTeethTest {
     private static final String[] FRAGMENT_TESTS = {"devmemReceivesAreFragmentsCoveringTheReceiveExactlyOnce",
             "transfersEveryByte(int)"};
     private static final String[] ONE_COMM_TESTS = {"aListenerYieldsExactlyOneComm"};
+    private static final String[] CLOSE_TESTS = {"closeWhileBusyDoesNotHangAndVoidsRequests",
+            "closingTheTransportVoidsItsRequestsAndFailsThePeers"};
+    private static final String[] WAKE_TESTS = {"wakeUpsAnnounceEveryStepOrAreNotSupported"};
 
     @Test
     void anHonestForwardingDoublePasses() {
-        TestExecutionSummary s = run(HonestTck.class, SLOT_TESTS, FIFO_TESTS, FRAGMENT_TESTS, ONE_COMM_TESTS);
-        assertThat(s.getTestsSucceededCount()).isEqualTo(s.getTestsFoundCount()).isGreaterThanOrEqualTo(14);
+        TestExecutionSummary s = run(HonestTck.class, SLOT_TESTS, FIFO_TESTS, FRAGMENT_TESTS, ONE_COMM_TESTS,
+                CLOSE_TESTS, WAKE_TESTS);
+        assertThat(s.getTestsSucceededCount()).isEqualTo(s.getTestsFoundCount()).isGreaterThanOrEqualTo(17);
     }
 
     @Test
@@ -60,6 +69,20 @@ class TckHasTeethTest {
     @Test
     void aListenerThatAcceptsAgainIsCaught() {
         TestExecutionSummary s = run(BrokenReacceptTck.class, ONE_COMM_TESTS);
+        assertThat(s.getTestsFoundCount()).isEqualTo(1);
+        assertThat(s.getTestsFailedCount()).isEqualTo(1);
+    }
+
+    @Test
+    void requestsThatOutliveTheirCloseAreCaught() {
+        TestExecutionSummary s = run(LingeringRequestsTck.class, CLOSE_TESTS);
+        assertThat(s.getTestsFoundCount()).isEqualTo(2);
+        assertThat(s.getTestsFailedCount()).isEqualTo(2);
+    }
+
+    @Test
+    void missingWakeUpsAreCaught() {
+        TestExecutionSummary s = run(SilentWakeUpsTck.class, WAKE_TESTS);
         assertThat(s.getTestsFoundCount()).isEqualTo(1);
         assertThat(s.getTestsFailedCount()).isEqualTo(1);
     }
@@ -114,6 +137,76 @@ class TckHasTeethTest {
         @Override
         protected NetTransport newTransport() {
             return new AcceptsAgainTransportDouble(loopback());
+        }
+    }
+
+    static class LingeringRequestsTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new LingeringRequestsTransportDouble(loopback());
+        }
+    }
+
+    static class SilentWakeUpsTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new SilentWakeUpsTransportDouble(loopback());
+        }
+
+        @Override
+        protected Duration deadline() {
+            return Duration.ofSeconds(2); // the broken double makes the suite wait this long before failing
+        }
+    }
+
+    /** Once anything was closed, answers a test of a void request with "not yet" instead of INVALID_PARAM. */
+    static final class LingeringRequestsTransportDouble extends ForwardingNetTransport {
+        private volatile boolean closedSome;
+
+        LingeringRequestsTransportDouble(NetTransport delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public boolean test(NetRequest request) {
+            try {
+                return super.test(request);
+            } catch (TransferException e) {
+                if (closedSome && e.code() == TransferException.Code.INVALID_PARAM) {
+                    return false;
+                }
+                throw e;
+            }
+        }
+
+        @Override
+        public void closeSend(SendComm comm) {
+            closedSome = true;
+            super.closeSend(comm);
+        }
+
+        @Override
+        public void closeRecv(RecvComm comm) {
+            closedSome = true;
+            super.closeRecv(comm);
+        }
+
+        @Override
+        public void close() {
+            closedSome = true;
+            super.close();
+        }
+    }
+
+    /** Declares progress wake-ups (its delegate does) but never calls them. */
+    static final class SilentWakeUpsTransportDouble extends ForwardingNetTransport {
+        SilentWakeUpsTransportDouble(NetTransport delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public Runnable wakeOnProgress(Runnable wake) {
+            return () -> { };
         }
     }
 

@@ -8,14 +8,14 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.SendComm;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.testing.ForwardingNetTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -55,7 +55,7 @@ class EngineOverTestPeerTest {
         return a;
     }
 
-    private Engine engine(String name, String peer, DeviceMemory memory, Unpacker unpacker) {
+    private Engine engine(String name, String peer, DeviceMemory memory, ScatterGather unpacker) {
         TcpxTransport t = TcpxTransport.open(TcpxOptions.defaults().withLibrary(TestPeers.path(peer))
                 .withProbeInChildProcess(false), memory);
         closeables.add(t);
@@ -126,8 +126,8 @@ class EngineOverTestPeerTest {
     @ParameterizedTest
     @ValueSource(strings = {"v6", "v7", "v7-blocking", "v8-nullopt"})
     void writeAndReadHostMemory(String peer) throws Exception {
-        writeThenRead(engine("a", peer, new HostMemory(), new CpuUnpacker()),
-                engine("b", peer, new HostMemory(), new CpuUnpacker()), alloc(SIZE), MemoryKind.DRAM, alloc(SIZE),
+        writeThenRead(engine("a", peer, new HostMemory(), new CpuScatterGather()),
+                engine("b", peer, new HostMemory(), new CpuScatterGather()), alloc(SIZE), MemoryKind.DRAM, alloc(SIZE),
                 MemoryKind.DRAM);
     }
 
@@ -264,9 +264,9 @@ class EngineOverTestPeerTest {
         // inline limit 0: the write needs the data channels that never come up
         EngineConfig config = EngineConfig.defaults("a").withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(60),
                 Duration.ofSeconds(1)).withInlineLimit(0);
-        Engine a = new Engine(config, ta, new HostMemory(), new CpuUnpacker(), Clock.SYSTEM);
+        Engine a = new Engine(config, ta, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         Engine b = new Engine(config.withName("b"), new NeverConnectsTransportDouble(tb), new HostMemory(),
-                new CpuUnpacker(), Clock.SYSTEM);
+                new CpuScatterGather(), Clock.SYSTEM);
         a.start();
         b.start();
         a.loadPeer("b", b.connInfo());

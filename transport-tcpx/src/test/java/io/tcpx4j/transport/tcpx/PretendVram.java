@@ -3,12 +3,12 @@ package io.tcpx4j.transport.tcpx;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.FragmentReader;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -109,7 +109,7 @@ final class PretendVram implements DeviceMemory {
      * underneath), bounce pages in host memory only, as the test peer keeps them. Counts fragments.
      * <b>Not thread-safe.</b>
      */
-    final class Unpacking implements Unpacker {
+    final class Unpacking implements ScatterGather {
         private final FragmentReader reader = new FragmentReader();
         long fragments;
         /** Packed receives scattered, and plain copies (gathers of packed sends). */
@@ -128,7 +128,7 @@ final class PretendVram implements DeviceMemory {
                         + " are host memory; got " + request.bounceKind());
             }
             fragments += request.fragmentCount();
-            CpuUnpacker.unpack(request, destination);
+            CpuScatterGather.unpack(request, destination);
         }
 
         @Override

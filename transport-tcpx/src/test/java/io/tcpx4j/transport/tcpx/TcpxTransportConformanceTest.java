@@ -5,7 +5,7 @@ import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.DeviceProperties;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.PtrType;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.tck.NetTransportConformanceTest;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -51,7 +51,7 @@ class TcpxTransportConformanceTest {
         }
 
         @Override
-        protected Unpacker newUnpacker() {
+        protected ScatterGather newScatterGather() {
             return memory.new Unpacking();
         }
     }

@@ -2,7 +2,7 @@ package io.tcpx4j.transport.tcpx;
 
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.DeviceProperties;
@@ -184,7 +184,7 @@ class TcpxTransportTest {
                 assertThat(r.bounceKind()).isEqualTo(MemoryKind.DRAM);
                 assertThat(r.bounceBase()).isNotZero();
                 assertThat(NativeMemory.getByte(dst)).as("nothing landed in place before unpacking").isEqualTo((byte) 0x5a);
-                CpuUnpacker.unpack(r, dst);
+                CpuScatterGather.unpack(r, dst);
             }
             assertBytes(dst, size, 31L * size);
             transport.consumed(pair.recv(), r);

@@ -23,9 +23,21 @@ import java.util.Set;
  *   <li>Registrations are per comm. CUDA ranges must be 4 KiB aligned (start and length).</li>
  *   <li>Errors are {@link TransferException}s: REMOTE_DISCONNECT when the peer went away, BACKEND for
  *       other transport failures, INVALID_PARAM for misuse, NOT_SUPPORTED for an undeclared capability.</li>
- *   <li>After {@code close} of a comm, its requests are void ({@code test}/{@code consumed} on them
- *       throw) and its registrations dropped.</li>
+ *   <li>Optional abilities are {@link Capability capabilities}: a transport declares those it has, and
+ *       asking for an undeclared one fails with NOT_SUPPORTED.</li>
  * </ul>
+ *
+ * <p>Lifecycle. A comm lives from the {@code connect} or {@code accept} that returned it until
+ * {@link #closeSend} or {@link #closeRecv}; the transport lives until {@link #close()}, which closes
+ * every comm and listener it still has. Closing a comm ends its requests in flight at once, whatever
+ * their state: before {@code close*} returns, the transport has stopped reading and writing their
+ * memory, and from then on those requests are void: {@link #test} and {@link #consumed} on them throw
+ * INVALID_PARAM (none of them ever reports done after the close), and so do further posts and
+ * registrations on the comm (closing it again does nothing). Its registrations go with it. Nothing waits for the peer: data still in flight may be lost,
+ * and the peer's requests that wait for more fail with REMOTE_DISCONNECT. After {@link #close()},
+ * every call that listens, connects, accepts, registers, posts, tests or consumes throws INVALID_PARAM
+ * ({@code name}, {@code capabilities}, {@code deviceCount} and {@code properties} may still answer), and
+ * {@code close} again does nothing.
  *
  * <p>Implementations are <b>not required to be thread-safe per comm</b>: the engine drives each comm
  * from one thread at a time. Different comms may be driven from different threads.
@@ -45,10 +57,14 @@ public interface NetTransport extends AutoCloseable {
 
     /**
      * What {@code device} can do: a real plugin's devices differ (CUDA memory needs a NIC with a PCI
-     * path), so a caller asks the device it uses. Contains {@link #capabilities()}. Default: the
-     * transport's set, for transports whose devices are alike.
+     * path), so a caller asks the device it uses. Contains {@link #capabilities()}. A device out of
+     * range is INVALID_PARAM. Default: the transport's set, for transports whose devices are alike.
      */
     default Set<Capability> capabilities(int device) {
+        if (device < 0 || device >= deviceCount()) {
+            throw new TransferException(TransferException.Code.INVALID_PARAM,
+                    "device " + device + " out of range 0.." + (deviceCount() - 1));
+        }
         return capabilities();
     }
 
@@ -77,7 +93,11 @@ public interface NetTransport extends AutoCloseable {
     /** Registers memory on one comm. CUDA memory must be 4 KiB aligned in start and size. */
     MemoryRegistration register(Comm comm, long address, long size, PtrType type);
 
-    /** Drops a registration. Deregistering memory that unfinished requests still use is INVALID_PARAM. */
+    /**
+     * Drops a registration; requests may no longer name it. The caller must not deregister memory that
+     * unfinished requests still use: TCPX does not check it, and what those requests then move is
+     * undefined.
+     */
     void deregister(Comm comm, MemoryRegistration registration);
 
     /** Posts a send; {@code null} means BUSY (retry later). */
@@ -96,34 +116,32 @@ public interface NetTransport extends AutoCloseable {
     /** Hands a completed receive (and its bounce pages) back. Oldest first. */
     void consumed(RecvComm comm, NetRequest request);
 
+    /** Closes a send comm, voiding its requests in flight (see the lifecycle above). */
     void closeSend(SendComm comm);
 
+    /** Closes a receive comm, voiding its requests in flight (see the lifecycle above). */
     void closeRecv(RecvComm comm);
 
+    /** Closes a listener; a later {@code accept} on it is INVALID_PARAM. A comm it yielded stays open. */
     void closeListen(Listener listener);
 
     /**
-     * Asks the transport to call {@code wake} whenever a request of it may have completed, a comm
-     * failed, or a pending connect or accept may have become ready, so that a waiting engine reacts at
-     * once. {@code wake} is cheap and thread-safe; call it from any transport thread, holding no lock.
-     * Several engines may share one transport: each call adds a listener. Returns what removes it.
-     * Default: the transport never calls it (see {@link #signalsProgress()}).
+     * With {@link Capability#PROGRESS_WAKEUPS}: calls {@code wake} whenever a request of this transport
+     * may have completed or failed, a comm failed, or a pending connect or accept may have become ready,
+     * so that a waiting engine reacts at once. {@code wake} is cheap and thread-safe; the transport calls
+     * it from any of its threads, holding no lock. Several engines may share one transport: each call
+     * adds a wake-up. Returns what removes it; after that has run, no new event calls it (a call already
+     * under way may still finish). Default, for transports without the capability: NOT_SUPPORTED.
      */
     default Runnable wakeOnProgress(Runnable wake) {
-        return () -> { };
+        throw new TransferException(TransferException.Code.NOT_SUPPORTED,
+                name() + " does not announce progress: poll it while requests are out");
     }
 
     /**
-     * Whether {@link #wakeOnProgress} wakes for every event that can move a request, comm, connect or
-     * accept on, so that an engine with requests out may block until woken. False (the default) for a
-     * transport that completes requests only inside {@link #test} (TCPX): an engine polls it while it
-     * holds requests. Constant for the transport's life.
+     * Closes every comm and listener and frees the transport, voiding every request in flight (see the
+     * lifecycle above). Idempotent.
      */
-    default boolean signalsProgress() {
-        return false;
-    }
-
-    /** Closes every comm and frees the transport. Idempotent. */
     @Override
     void close();
 }

@@ -1,6 +1,6 @@
 package io.tcpx4j.transport.loopback.bench;
 
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
@@ -112,7 +112,7 @@ public final class LoopbackThroughputBench {
                 }
                 while (!recvs.isEmpty() && b.test(recvs.peek())) {
                     NetRequest rq = recvs.poll();
-                    CpuUnpacker.unpack(rq, dst + (long) received * CHUNK);
+                    CpuScatterGather.unpack(rq, dst + (long) received * CHUNK);
                     b.consumed(r, rq);
                     received++;
                     progress = true;

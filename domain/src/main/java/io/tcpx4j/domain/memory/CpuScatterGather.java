@@ -3,7 +3,7 @@ package io.tcpx4j.domain.memory;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.NetRequest;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 
 /**
  * Unpacks fragments with the CPU, for host destinations and host bounce pages. Work happens in
@@ -11,15 +11,15 @@ import io.tcpx4j.domain.port.out.Unpacker;
  *
  * <p><b>Not thread-safe.</b>
  */
-public final class CpuUnpacker implements Unpacker {
+public final class CpuScatterGather implements ScatterGather {
 
     private final FragmentReader reader = new FragmentReader();
     private long lastTicket;
     private boolean pending;
 
     @Override
-    public Unpacker another() {
-        return new CpuUnpacker();
+    public ScatterGather another() {
+        return new CpuScatterGather();
     }
 
     @Override
@@ -54,7 +54,7 @@ public final class CpuUnpacker implements Unpacker {
     private static void requireHost(MemoryKind destinationKind, MemoryKind bounceKind) {
         if (destinationKind != MemoryKind.DRAM || bounceKind != MemoryKind.DRAM) {
             throw new TransferException(TransferException.Code.NOT_SUPPORTED,
-                    "the CPU unpacker copies host memory only; VRAM needs the CUDA unpacker");
+                    "the CPU scatter-gather copies host memory only; VRAM needs the CUDA one");
         }
     }
 

@@ -2,7 +2,7 @@ package io.tcpx4j.cuda;
 
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.domain.memory.CpuUnpacker;
+import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 import jcuda.driver.CUresult;
@@ -23,12 +23,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The unpack kernel against the CPU reference ({@link CpuUnpacker}): fresh random data for every
+ * The unpack kernel against the CPU reference ({@link CpuScatterGather}): fresh random data for every
  * case, destinations poisoned first so that bytes written outside the fragments, or fragments left
  * unwritten, both show.
  */
 @GpuTest
-class CudaUnpackerGpuTest {
+class CudaScatterGatherGpuTest {
 
     private static final byte POISON = (byte) 0xA5;
     private static CudaDeviceMemory memory;
@@ -48,7 +48,7 @@ class CudaUnpackerGpuTest {
 
     @Test
     void theShippedPtxLoadsThroughTheJit() {
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0)) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0)) {
             assertThat(unpacker.kernelRegisters()).isBetween(1, 255);
             assertThat(unpacker.maxBlocks()).isPositive();
             assertThat(UnpackKernel.ptxVersion(UnpackKernel.shippedPtx())).isEqualTo(".version 8.2");
@@ -58,8 +58,8 @@ class CudaUnpackerGpuTest {
     @ParameterizedTest(name = "bounce {0}, destination {1}, records in VRAM {2}")
     @CsvSource({"VRAM, VRAM, false", "DRAM, VRAM, false", "VRAM, DRAM, false", "VRAM, VRAM, true"})
     void randomFragmentListsMatchTheCpuReference(MemoryKind bounce, MemoryKind destination, boolean deviceRecords) {
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0,
-                settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(), deviceRecords))) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0,
+                settings(CudaScatterGather.Settings.DEFAULT.recordsPerLaunch(), deviceRecords))) {
             for (int round = 0; round < 6; round++) {
                 check(unpacker, adversarial(random, Integer.MAX_VALUE), bounce, destination);
             }
@@ -80,7 +80,7 @@ class CudaUnpackerGpuTest {
     @Test
     void everyUnitSizeAndBlockSizeGivesTheSameBytes() {
         TunedKernel kernel = new TunedKernel(memory, 0, testPtx());
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings(), kernel)) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings(), kernel)) {
             FragmentPlan pages = FragmentPlan.uniform((4 << 20) + 3 * 4096, 4096, random);
             FragmentPlan mixed = adversarial(random, Integer.MAX_VALUE);
             for (int unit = 1; unit <= 8; unit++) {
@@ -114,14 +114,14 @@ class CudaUnpackerGpuTest {
                 }
             }
         }
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings())) {
             check(unpacker, plan(frags, src + 64, dst + 64), MemoryKind.VRAM, MemoryKind.VRAM);
         }
     }
 
     @Test
     void oneBatchOverflowingItsWorkListLaunchesSeveralKernelsBehindOneTicket() {
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings(100, false))) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings(100, false))) {
             FragmentPlan plan = FragmentPlan.tcpLike(4 << 20, random);
             check(unpacker, plan, MemoryKind.VRAM, MemoryKind.VRAM);
             assertThat(unpacker.launches()).isGreaterThan(plan.receives().get(0).fragments().length / 100);
@@ -132,7 +132,7 @@ class CudaUnpackerGpuTest {
     @Test
     void kernelsLaunchStraightThroughTheDriver() throws InterruptedException {
         assertThat(DirectDriver.available()).as("libcuda.so.1 bound through JNA").isTrue();
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings())) {
             assertThat(unpacker.stream()).isInstanceOf(DirectDriver.Stream.class);
             check(unpacker, FragmentPlan.uniform(1 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
             assertThat(unpacker.launches()).isEqualTo(1);
@@ -141,7 +141,7 @@ class CudaUnpackerGpuTest {
 
     @Test
     void workListsAreReusedOnceTheirLaunchFinished() throws InterruptedException {
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings())) {
             for (int i = 0; i < 20; i++) {
                 check(unpacker, FragmentPlan.uniform(1 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
             }
@@ -154,7 +154,7 @@ class CudaUnpackerGpuTest {
     @Test
     void theTicketGatesOnTheKernel() throws InterruptedException {
         MemoryDescriptor flag = memory.allocatePinned(4096);
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings())) {
             blockNextBatch(unpacker, flag);
             Buffers b = new Buffers(FragmentPlan.uniform(4 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
             try {
@@ -183,7 +183,7 @@ class CudaUnpackerGpuTest {
     @Test
     void consecutiveBatchesCompleteIndependently() throws InterruptedException {
         MemoryDescriptor flag = memory.allocatePinned(4096);
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings())) {
             blockNextBatch(unpacker, flag);
             Buffers first = new Buffers(FragmentPlan.uniform(2 << 20, 4096, random), MemoryKind.VRAM, MemoryKind.VRAM);
             Buffers second = new Buffers(FragmentPlan.tcpLike(2 << 20, random), MemoryKind.VRAM, MemoryKind.VRAM);
@@ -210,7 +210,7 @@ class CudaUnpackerGpuTest {
      * Holds the stream the unpacker's next batch goes to until the int at {@code flag} reads 1 (the
      * caller sets it, always); skips the test where the GPU has no stream memory operations.
      */
-    private static void blockNextBatch(CudaUnpacker unpacker, MemoryDescriptor flag) {
+    private static void blockNextBatch(CudaScatterGather unpacker, MemoryDescriptor flag) {
         NativeMemory.putInt(flag.address(), 0);
         int result = cuStreamWaitValue32(unpacker.stream(), Addresses.device(flag.address()), 1, 0 /* GEQ */);
         assumeTrue(result == CUresult.CUDA_SUCCESS, "stream memory operations unsupported: " + CUresult.stringFor(result));
@@ -219,7 +219,7 @@ class CudaUnpackerGpuTest {
     @Test
     void hostToHostRunsOnTheCpuAndIsDoneAtOnce() {
         FragmentPlan plan = FragmentPlan.tcpLike(1 << 20, random);
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings())) {
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings())) {
             Buffers b = new Buffers(plan, MemoryKind.DRAM, MemoryKind.DRAM);
             try {
                 long ticket = b.submit(unpacker);
@@ -236,7 +236,7 @@ class CudaUnpackerGpuTest {
     void refusesHostMemoryTheGpuCannotReachAndBadTablesWhole() {
         MemoryDescriptor bounce = memory.allocate(MemoryKind.VRAM, 1 << 20, 0);
         long plain = NativeMemory.allocate(1 << 20, 4096);
-        try (CudaUnpacker unpacker = new CudaUnpacker(memory, 0, settings());
+        try (CudaScatterGather unpacker = new CudaScatterGather(memory, 0, settings());
              HostRequest ok = new HostRequest(4096, new long[][] {{0, 4096, 0}}, bounce.address(), MemoryKind.VRAM);
              HostRequest bad = new HostRequest(4096, new long[][] {{0, 4096, 0}, {0, 1, 4096}}, bounce.address(),
                      MemoryKind.VRAM)) {
@@ -254,8 +254,8 @@ class CudaUnpackerGpuTest {
      * Settings for the unpacker under test; {@code -Dtcpx4j.test.ptx=file.ptx} runs the suite
      * against another build of the kernel (how the benchmark's variants are checked).
      */
-    private static CudaUnpacker.Settings settings() {
-        return settings(CudaUnpacker.Settings.DEFAULT.recordsPerLaunch(), false);
+    private static CudaScatterGather.Settings settings() {
+        return settings(CudaScatterGather.Settings.DEFAULT.recordsPerLaunch(), false);
     }
 
     /** The PTX of {@code -Dtcpx4j.test.ptx}, or null for the shipped one. */
@@ -268,12 +268,12 @@ class CudaUnpackerGpuTest {
         }
     }
 
-    private static CudaUnpacker.Settings settings(int records, boolean deviceRecords) {
+    private static CudaScatterGather.Settings settings(int records, boolean deviceRecords) {
         String ptx = System.getProperty("tcpx4j.test.ptx");
-        return new CudaUnpacker.Settings(records, deviceRecords, ptx == null || ptx.isEmpty() ? null : Path.of(ptx));
+        return new CudaScatterGather.Settings(records, deviceRecords, ptx == null || ptx.isEmpty() ? null : Path.of(ptx));
     }
 
-    private void check(CudaUnpacker unpacker, FragmentPlan plan, MemoryKind bounce, MemoryKind destination) {
+    private void check(CudaScatterGather unpacker, FragmentPlan plan, MemoryKind bounce, MemoryKind destination) {
         Buffers b = new Buffers(plan, bounce, destination);
         try {
             long ticket = b.submit(unpacker);
@@ -314,7 +314,7 @@ class CudaUnpackerGpuTest {
             memory.copy(destination, MemoryDescriptor.dram(expected, destinationBytes));
             for (FragmentPlan.Receive rc : plan.receives()) {
                 try (HostRequest reference = new HostRequest(rc.size(), rc.fragments(), hostBounce, MemoryKind.DRAM)) {
-                    CpuUnpacker.unpack(reference, expected + rc.destinationOffset());
+                    CpuScatterGather.unpack(reference, expected + rc.destinationOffset());
                 }
                 requests.add(new HostRequest(rc.size(), rc.fragments(), bounce.address(), bounceKind));
             }
@@ -330,7 +330,7 @@ class CudaUnpackerGpuTest {
             return memory.allocatePinned(bytes);
         }
 
-        long submit(CudaUnpacker unpacker) {
+        long submit(CudaScatterGather unpacker) {
             for (int i = 0; i < requests.size(); i++) {
                 unpacker.add(requests.get(i), destination.address() + plan.receives().get(i).destinationOffset(),
                         destinationKind);
@@ -338,7 +338,7 @@ class CudaUnpackerGpuTest {
             return unpacker.submit();
         }
 
-        void awaitAndVerify(CudaUnpacker unpacker, long ticket) throws InterruptedException {
+        void awaitAndVerify(CudaScatterGather unpacker, long ticket) throws InterruptedException {
             long deadline = System.nanoTime() + 30_000_000_000L;
             while (!unpacker.isDone(ticket)) {
                 assertThat(System.nanoTime()).as("batch done within 30 s").isLessThan(deadline);

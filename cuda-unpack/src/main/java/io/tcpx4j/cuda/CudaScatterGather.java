@@ -5,7 +5,7 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.FragmentReader;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
-import io.tcpx4j.domain.port.out.Unpacker;
+import io.tcpx4j.domain.port.out.ScatterGather;
 import jcuda.driver.CUstream;
 
 import java.io.IOException;
@@ -15,7 +15,7 @@ import java.nio.file.Path;
 import java.util.Objects;
 
 /**
- * {@link Unpacker} that scatters fragments with the tcpx4j unpack kernel on one GPU: every receive
+ * {@link ScatterGather} that scatters fragments with the tcpx4j unpack kernel on one GPU: every receive
  * {@link #add added} between two {@link #submit()}s goes out as one kernel launch (more only when
  * the batch outgrows {@link Settings#recordsPerLaunch()}), followed by one event whose ticket
  * {@link #isDone} polls. Consecutive batches take turns on {@link #STREAMS} streams: they are
@@ -23,7 +23,7 @@ import java.util.Objects;
  * finishes its last blocks, and each ticket covers its own batch only (tickets may complete out of
  * order).
  *
- * <p>Per receive, the CPU checks the fragment table ({@link FragmentReader}, as the CPU unpacker
+ * <p>Per receive, the CPU checks the fragment table ({@link FragmentReader}, as the CPU scatter-gather
  * does) and appends one record per fragment, with absolute addresses, to a
  * work list in pinned host memory, which the kernel reads in place (or, with
  * {@link Settings#recordsInDeviceMemory()} on, from a copy made on the batch's stream at launch).
@@ -42,7 +42,7 @@ import java.util.Objects;
  * <p><b>Not thread-safe</b>: driven by the engine's progress agent. Close it before its
  * {@link CudaDeviceMemory}.
  */
-public final class CudaUnpacker implements Unpacker {
+public final class CudaScatterGather implements ScatterGather {
 
     /**
      * Tuning.
@@ -93,17 +93,17 @@ public final class CudaUnpacker implements Unpacker {
     private static final int CHECKED_HOSTS = 8;
     private boolean closed;
 
-    /** An unpacker on GPU {@code device} with {@link Settings#DEFAULT}. */
-    public CudaUnpacker(CudaDeviceMemory memory, int device) {
+    /** A scatter-gather on GPU {@code device} with {@link Settings#DEFAULT}. */
+    public CudaScatterGather(CudaDeviceMemory memory, int device) {
         this(memory, device, Settings.DEFAULT);
     }
 
-    public CudaUnpacker(CudaDeviceMemory memory, int device, Settings settings) {
+    public CudaScatterGather(CudaDeviceMemory memory, int device, Settings settings) {
         this(memory, device, settings, kernelFor(memory, device, settings));
     }
 
-    /** An unpacker that launches {@code kernel} (loaded into {@code device}'s context); it closes it. */
-    CudaUnpacker(CudaDeviceMemory memory, int device, Settings settings, UnpackKernel kernel) {
+    /** A scatter-gather that launches {@code kernel} (loaded into {@code device}'s context); it closes it. */
+    CudaScatterGather(CudaDeviceMemory memory, int device, Settings settings, UnpackKernel kernel) {
         this.memory = Objects.requireNonNull(memory, "memory");
         this.device = device;
         this.settings = Objects.requireNonNull(settings, "settings");
@@ -112,11 +112,11 @@ public final class CudaUnpacker implements Unpacker {
         this.overflow = launcher::flush;
     }
 
-    /** Another unpacker on the same GPU with the same settings and a kernel of its own. */
+    /** Another scatter-gather on the same GPU with the same settings and a kernel of its own. */
     @Override
-    public Unpacker another() {
+    public ScatterGather another() {
         requireOpen();
-        return new CudaUnpacker(memory, device, settings);
+        return new CudaScatterGather(memory, device, settings);
     }
 
     @Override
@@ -263,7 +263,7 @@ public final class CudaUnpacker implements Unpacker {
 
     private void requireOpen() {
         if (closed) {
-            throw new TransferException(TransferException.Code.BACKEND, "unpacker is closed");
+            throw new TransferException(TransferException.Code.BACKEND, "scatter-gather is closed");
         }
     }
 

@@ -4,13 +4,16 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 
 /**
- * Scatters fragmented receives from bounce pages into their destinations. Batches: every receive
- * {@link #add added} until {@link #submit()} goes out as one unit (one kernel launch on a GPU) whose
- * completion {@link #isDone(long)} reports; only then may the engine consume those receives.
+ * Batched copies on the data path: scatters fragmented receives from bounce pages into their
+ * destinations, and gathers the pieces of packed chunks in device memory before their send (and
+ * scatters them after a receive that landed in place). Batches: every receive {@link #add added} and
+ * every {@link #copy} until {@link #submit()} goes out as one unit (one kernel launch on a GPU) whose
+ * completion {@link #isDone(long)} reports; only then may the engine consume those receives or send
+ * those chunks.
  *
  * <p><b>Not thread-safe</b>: driven by the engine's progress agent.
  */
-public interface Unpacker extends AutoCloseable {
+public interface ScatterGather extends AutoCloseable {
 
     /** Queues the fragments of one completed receive whose destination is {@code destination}. */
     void add(NetRequest request, long destination, MemoryKind destinationKind);
@@ -30,7 +33,7 @@ public interface Unpacker extends AutoCloseable {
     void copy(long source, long destination, long length, MemoryKind kind);
 
     /**
-     * Whether this unpacker reaches memory of {@code kind}: can scatter receives into it and copy within
+     * Whether this scatter-gather reaches memory of {@code kind}: can scatter receives into it and copy within
      * it. The engine packs descriptors of a kind into shared chunks only where this holds.
      */
     default boolean reaches(MemoryKind kind) {
@@ -38,11 +41,11 @@ public interface Unpacker extends AutoCloseable {
     }
 
     /**
-     * A new unpacker like this one (same device, same settings) for another progress agent of the same
-     * engine, which drives it on its own thread while this one runs; the engine closes it. Default:
-     * NOT_SUPPORTED, and an engine with several agents refuses to start with such an unpacker.
+     * A new scatter-gather like this one (same device, same settings) for another progress agent of the
+     * same engine, which drives it on its own thread while this one runs; the engine closes it. Default:
+     * NOT_SUPPORTED, and an engine with several agents refuses to start with such a scatter-gather.
      */
-    default Unpacker another() {
+    default ScatterGather another() {
         throw new TransferException(TransferException.Code.NOT_SUPPORTED,
                 getClass().getSimpleName() + " cannot serve more than one progress agent");
     }
@@ -55,8 +58,8 @@ public interface Unpacker extends AutoCloseable {
 
     /**
      * Whether every batch is complete when {@link #submit()} returns (the CPU copies inside the calls), so
-     * that no batch is ever worth polling for. False (the default) for an unpacker whose batches run on
-     * a device and finish later. Constant for the unpacker's life.
+     * that no batch is ever worth polling for. False (the default) for one whose batches run on a device
+     * and finish later. Constant for its life.
      */
     default boolean completesOnSubmit() {
         return false;
