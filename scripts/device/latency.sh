@@ -18,15 +18,30 @@
 #            every variant's bench pinned there too: 4 KiB and 64 KiB rows (BUSY_ITERS, default 1000) in
 #            one JVM and between two processes, the KV row 16 KiB x 256 with its raw column, and
 #            tcp_pingpong.py (4 KiB, the blocking-socket baseline) under the same loops
+#     first  the first transfers after start-up, as a NIXL host sees them: for each W in WARM_UPS (default
+#            "0 3000"), ROUNDS rounds of serve --warm-up W and bench --role initiator --warm-up W, rows
+#            4 KiB and 64 KiB after only 100 warm-up transfers (--warmup-seconds 0), unpinned and pinned
+#            to 2 CPUs, each with the seconds from the initiator's start to the end of its run
 #     quota  a CPU quota: every variant's bench in a fresh cgroup v2 with cpu.max "200000 100000" (two CPUs'
 #            worth) beside one busy loop in the same cgroup; per row avg, P99 and the longest transfer,
-#            and the cgroup's throttling counters
+#            and the cgroup's throttling counters; QUOTA_PINS (default "none": unpinned; e.g. "0,1") and
+#            QUOTA_SPINS (default "50us") repeat it per CPU list and --spin
 set -u
 cd "$(dirname "$0")"
 J=$PWD/jre/bin/java
 variants=${VARIANTS:-$(ls v)}
 cp_of() { echo "v/$1/*:lib/*"; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
+# starts `serve` (extra flags in $2...) under the command prefix $1 and waits until it reports ready; sets sp and port
+serve_ready() {
+  local pin=$1; shift
+  port=$((7200 + RANDOM % 500))
+  rm -f serve.out
+  $pin $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port "$@" > serve.out 2>&1 &
+  sp=$!
+  for _ in $(seq 300); do grep -q 'Ctrl-C stops' serve.out 2>/dev/null && return 0; sleep 0.1; done
+  echo "serve did not report ready:"; cat serve.out
+}
 nproc
 for stage in "$@"; do case $stage in
 ab)
@@ -95,10 +110,7 @@ busy)
       taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 16K --batch-sizes 256 \
           --iterations 100 --warmup 20 2>&1 | tail -2 | head -1
       log "busy loops $n, $v, two processes"
-      port=$((7200 + RANDOM % 500))
-      taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
-      sp=$!
-      sleep 2
+      serve_ready "taskset -c 0,1"
       taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
           --block-sizes 4K,4K,64K --iterations "${BUSY_ITERS:-1000}" --warmup 200 2>&1 | tail -4 | head -3
       kill $sp; wait $sp 2>/dev/null
@@ -107,16 +119,29 @@ busy)
     taskset -c 0,1 python3 tcp_pingpong.py 4096 5000
     kill $loops 2>/dev/null; wait $loops 2>/dev/null
   done ;;
+first)
+  for round in $(seq "${ROUNDS:-3}"); do for pin in "" "taskset -c 0,1"; do for w in ${WARM_UPS:-0 3000}; do
+    for v in $variants; do
+      log "first transfers, warm-up $w, $v, round $round, pin=[$pin]"
+      serve_ready "$pin" --warm-up "$w"
+      t0=$(date +%s.%N)
+      $pin $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port --warm-up "$w" \
+          --block-sizes 4K,64K --iterations 1000 --warmup 100 --warmup-seconds 0 --no-baseline 2>&1 | tail -3 | head -2
+      echo "initiator start to end: $(python3 -c "import time; print(round(time.time() - $t0, 2))") s"
+      kill $sp; wait $sp 2>/dev/null
+    done
+  done; done; done ;;
 quota)
   cg=/sys/fs/cgroup/tcpx4j-quota-$$
   echo +cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
   mkdir "$cg" && echo "200000 100000" > "$cg/cpu.max"
-  for v in $variants; do
-    log "quota 2 CPUs + 1 busy loop in the cgroup, $v"
+  for pin in ${QUOTA_PINS:-none}; do for spin in ${QUOTA_SPINS:-50us}; do for v in $variants; do
+    p=""; [ "$pin" = none ] || p="taskset -c $pin"
+    log "quota 2 CPUs + 1 busy loop in the cgroup, $v, spin $spin, pinned to [$pin]"
     before=$(cat "$cg/cpu.stat" | tr '\n' ' ')
-    sh -c "echo \$\$ > $cg/cgroup.procs; exec sh -c 'while :; do :; done'" & busy=$!
-    sh -c "echo \$\$ > $cg/cgroup.procs; exec $J -cp '$(cp_of $v)' io.tcpx4j.cli.Main bench --block-sizes 4K,64K,1M \
-        --iterations ${BUSY_ITERS:-1000} --warmup 200 --json" > quota.json 2> quota.err
+    sh -c "echo \$\$ > $cg/cgroup.procs; exec $p sh -c 'while :; do :; done'" & busy=$!
+    sh -c "echo \$\$ > $cg/cgroup.procs; exec $p $J -cp '$(cp_of $v)' io.tcpx4j.cli.Main bench --block-sizes 4K,64K,1M \
+        --iterations ${BUSY_ITERS:-1000} --warmup 200 --spin $spin --json" > quota.json 2> quota.err
     kill $busy; wait $busy 2>/dev/null
     python3 -c 'import json,sys
 d=json.load(open("quota.json"))
@@ -126,7 +151,7 @@ for r in d["rows"]:
         || tail -5 quota.err
     echo "cpu.stat before: $before"
     echo "cpu.stat after:  $(cat "$cg/cpu.stat" | tr '\n' ' ')"
-  done
+  done; done; done
   rmdir "$cg" ;;
 *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac; done

@@ -39,8 +39,7 @@ class CommentFactsTest {
             "domain/src/main/java/io/tcpx4j/domain/ControlListener.java",
             "domain/src/main/java/io/tcpx4j/domain/ControlPoll.java",
             "domain/src/main/java/io/tcpx4j/domain/DataPath.java",
-            "domain/src/main/java/io/tcpx4j/domain/Packing.java",
-            "transport-loopback/src/main/java/io/tcpx4j/transport/loopback/IoLoop.java");
+            "domain/src/main/java/io/tcpx4j/domain/Packing.java");
 
     @Test
     void mainSourceCommentsHoldNoFiguresHostNamesOrCommitIds() {
