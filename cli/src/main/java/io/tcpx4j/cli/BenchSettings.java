@@ -62,14 +62,17 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind initi
         }
     }
 
-    /** Measured iterations for one row, all threads together: at least one per thread. */
+    /**
+     * Measured iterations for one row, all threads together: at least one per slot, so that every slot
+     * a row checks has been written.
+     */
     int iterationsFor(long blockSize, int batchSize) {
         if (iterations > 0) {
-            return Math.max(iterations, threads);
+            return Math.max(iterations, slots());
         }
         long perTransfer = blockSize * batchSize;
         long n = TARGET_BYTES_PER_ROW / Math.max(1, perTransfer);
-        return (int) Math.max(threads, Math.max(MIN_ITERATIONS, Math.min(MAX_ITERATIONS, n)));
+        return (int) Math.max(slots(), Math.max(MIN_ITERATIONS, Math.min(MAX_ITERATIONS, n)));
     }
 
     /** Warm-up iterations for one row, all threads together. */

@@ -111,6 +111,9 @@ class CliParsingTest {
         assertThat(s.iterationsFor(4096, 1)).isEqualTo(10);
         assertThat(List.of(s.shareOf(10, 0), s.shareOf(10, 1), s.shareOf(10, 2))).containsExactly(4, 3, 3);
         assertThat(bench("--num-threads", "4", "--iterations", "2").iterationsFor(4096, 1)).isEqualTo(4);
+        // one per transfer slot at least
+        assertThat(bench("--num-threads", "2", "--pipeline-depth", "3", "--iterations", "2").iterationsFor(4096, 1))
+                .isEqualTo(6);
         assertThat(bench("--warmup-seconds", "2").warmupBounded()).as("an explicit warm-up is kept").isFalse();
     }
 
