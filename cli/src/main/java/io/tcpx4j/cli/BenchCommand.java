@@ -160,7 +160,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--progress", paramLabel = "thread|caller", defaultValue = "thread",
             converter = Choices.Progress.class,
             description = "Who drives the initiator's engine: thread (its own thread; the bench thread blocks until"
-                    + " each transfer ends) or caller (the bench thread drives it while it waits, as a NIXL host"
+                    + " each transfer ends) or caller (the bench threads drive it while they wait, as a NIXL host"
                     + " that polls checkXfer). Targets are always driven by their own thread. Default:"
                     + " ${DEFAULT-VALUE}.")
     Driver progressMode;
