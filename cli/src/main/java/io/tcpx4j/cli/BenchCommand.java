@@ -42,6 +42,15 @@ final class BenchCommand implements Callable<Integer> {
     static final int MAX_WARMUP_SECONDS = 600;
     /** Most unmeasured transfers before a row. */
     static final int MAX_WARMUP = 10_000;
+    /** Most initiator threads. */
+    static final int MAX_THREADS = 64;
+    /** Most transfers in flight per initiator thread. */
+    static final int MAX_DEPTH = 256;
+    /** The warm-up's seconds where {@code --warmup-seconds} is not given. */
+    static final double DEFAULT_WARMUP_SECONDS = 1;
+
+    /** What stdout shows. */
+    enum Format { TABLE, NIXLBENCH, CSV, JSON }
 
     enum Role { INITIATOR, TARGET }
 
@@ -78,26 +87,65 @@ final class BenchCommand implements Callable<Integer> {
                     + " iterations, 2..100.")
     Integer warmup;
 
-    @Option(names = "--warmup-seconds", paramLabel = "S", defaultValue = "1",
+    @Option(names = "--warmup-seconds", paramLabel = "S",
             description = "Before the first row, unmeasured transfers of every row's shape, each for an equal share"
                     + " of S seconds, then more rounds over the shapes until the JVM has compiled nothing new for"
                     + " 0.3 s (at most 10 x S in all), so that no row is measured while the JVM compiles;"
-                    + " 0: none. Default: ${DEFAULT-VALUE}.")
-    double warmupSeconds;
+                    + " 0: none. Default: 1, and the warm-up ends once it has made "
+                    + BenchSettings.WARMUP_PER_MEASURED + " times the transfers the run measures (a short run"
+                    + " starts at once).")
+    Double warmupSeconds;
+
+    @Option(names = {"--num-threads", "--num_threads"}, paramLabel = "N", defaultValue = "1",
+            description = "Initiator threads, 1.." + MAX_THREADS + ", sharing the row's iterations and posting"
+                    + " transfers at the same time, each on slices of the buffers of its own. Default:"
+                    + " ${DEFAULT-VALUE}.")
+    int threads;
+
+    @Option(names = {"--pipeline-depth", "--pipeline_depth"}, paramLabel = "N", defaultValue = "1",
+            description = "Transfers each initiator thread keeps in flight, 1.." + MAX_DEPTH + ", each a whole batch"
+                    + " on a slice of the buffers of its own. Default: ${DEFAULT-VALUE} (each transfer waited for"
+                    + " before the next).")
+    int depth;
+
+    @Option(names = {"--initiator-seg-type", "--initiator_seg_type"}, paramLabel = "DRAM|VRAM",
+            description = "Memory of the initiator's buffer. Default: --mem.")
+    io.tcpx4j.api.MemoryKind initiatorSegType;
+
+    @Option(names = {"--target-seg-type", "--target_seg_type"}, paramLabel = "DRAM|VRAM",
+            description = "Memory of the target's buffer (on an initiator: what it asks the target for). Default:"
+                    + " --mem.")
+    io.tcpx4j.api.MemoryKind targetSegType;
 
     @Option(names = "--check-consistency",
             description = "Fill the source with pseudo-random data and check every destination byte after each row;"
                     + " exit 3 if any differs.")
     boolean checkConsistency;
 
-    @Option(names = "--json", description = "Print one JSON document (settings and rows) on stdout, nothing else.")
+    @Option(names = "--format", paramLabel = "table|nixlbench|csv|json", converter = Choices.Format.class,
+            description = "stdout: table (tcpx4j's columns), nixlbench (nixlbench's ten columns in its order and"
+                    + " format), csv (a header, then one line per row) or json (one document at the end). Default:"
+                    + " table.")
+    Format format;
+
+    @Option(names = "--json", description = "The same as --format json.")
     boolean json;
 
-    @Option(names = "--baseline", negatable = true, defaultValue = "true", fallbackValue = "true",
+    @Option(names = "--csv", description = "The same as --format csv.")
+    boolean csv;
+
+    @Option(names = "--report-interval", paramLabel = "DURATION", defaultValue = "5s",
+            converter = Durations.Converter.class,
+            description = "When stderr is not a terminal: one progress line per DURATION while the run goes on (on a"
+                    + " terminal a bar). Default: ${DEFAULT-VALUE}.")
+    Duration reportInterval;
+
+    @Option(names = "--baseline", negatable = true, fallbackValue = "true",
             description = "After each row, move the same transfers as raw TCP over the same number of sockets"
                     + " (embedded: on 127.0.0.1; initiator: to readers the target opens on its host) and add Raw"
-                    + " B/W, Raw Lat. and x Raw B/W columns; --no-baseline skips it. Default: on.")
-    boolean baseline;
+                    + " B/W, Raw Lat. and x Raw B/W columns; --no-baseline skips it. Default: on, except with"
+                    + " --format nixlbench (which has no such columns).")
+    Boolean baseline;
 
     /** Where the descriptors of a batch lie in the buffers. */
     enum Layout { ADJACENT, REVERSED }
@@ -112,7 +160,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--progress", paramLabel = "thread|caller", defaultValue = "thread",
             converter = Choices.Progress.class,
             description = "Who drives the initiator's engine: thread (its own thread; the bench thread blocks until"
-                    + " each transfer ends) or caller (the bench thread drives it while it waits, as a NIXL host"
+                    + " each transfer ends) or caller (the bench threads drive it while they wait, as a NIXL host"
                     + " that polls checkXfer). Targets are always driven by their own thread. Default:"
                     + " ${DEFAULT-VALUE}.")
     Driver progressMode;
@@ -143,6 +191,9 @@ final class BenchCommand implements Callable<Integer> {
     /** Set by tests: a progress bar to use instead of the console one. */
     Progress progressOverride;
 
+    /** The channels the connection runs on, once the target is known; 0 before. */
+    private int agreedChannels;
+
     /** Prints each finished row (table output); a no-op for --json. */
     private java.util.function.Consumer<BenchRow> onRow = r -> { };
 
@@ -161,7 +212,12 @@ final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Logs.configure(engine.verbose, io.err());
         BenchSettings settings = settings();
-        Backends.checkAvailable(settings.transport(), settings.memory());
+        if (role != Role.TARGET) {
+            Backends.checkAvailable(settings.transport(), settings.initiatorMemory());
+        }
+        if (role != Role.INITIATOR) {
+            Backends.checkAvailable(settings.transport(), settings.targetMemory());
+        }
         if (role != Role.TARGET) {
             checkHostMemory(settings);
         }
@@ -178,8 +234,15 @@ final class BenchCommand implements Callable<Integer> {
         if (Main.ownsProcess) {
             Signals.onInterrupt(this::interrupt);
         }
-        Progress progress = progressOverride != null ? progressOverride : Progress.forConsole(io.err());
-        boolean raw = baseline;
+        Progress progress = progressOverride != null ? progressOverride
+                : Progress.forConsole(io.err(), reportInterval.toNanos());
+        Format shown = format();
+        RowFormat rowFormat = switch (shown) {
+            case TABLE -> new BenchTable(settings.checkConsistency(), baseline());
+            case NIXLBENCH -> new NixlbenchTable(settings.threads());
+            case CSV -> new BenchCsv(settings.checkConsistency(), baseline());
+            case JSON -> null;
+        };
         // the header prints with the first row: a run that fails before any row prints its error alone
         Runnable header = new Runnable() {
             private boolean printed;
@@ -188,16 +251,18 @@ final class BenchCommand implements Callable<Integer> {
             public void run() {
                 if (!printed) {
                     printed = true;
-                    io.out().println(new BenchReport(Main.version(), reportSettings(settings), List.of()).header());
-                    io.out().print(BenchReport.tableHead(settings.checkConsistency(), raw));
+                    if (shown != Format.CSV) {
+                        io.out().println(new BenchReport(Main.version(), reportSettings(settings), List.of()).header());
+                    }
+                    io.out().print(rowFormat.head());
                 }
             }
         };
-        if (!json) {
+        if (rowFormat != null) {
             onRow = r -> {
                 progress.finish();
                 header.run();
-                io.out().print(BenchReport.tableLine(r, settings.checkConsistency(), raw));
+                io.out().print(rowFormat.line(r));
                 io.out().flush();
             };
         }
@@ -222,11 +287,11 @@ final class BenchCommand implements Callable<Integer> {
         int signal = stoppedBy;
         BenchReport report = new BenchReport(Main.version(), reportSettings(settings), rows,
                 signal != 0 ? Boolean.TRUE : null);
-        if (json) {
+        if (rowFormat == null) {
             io.out().println(report.toJson());
         } else {
             header.run();
-            io.out().print(BenchReport.tableRule(settings.checkConsistency(), raw));
+            io.out().print(rowFormat.tail());
         }
         io.out().flush();
         if (signal != 0) {
@@ -244,8 +309,25 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private BenchReport.Settings reportSettings(BenchSettings settings) {
-        return BenchReport.Settings.of(settings, peer == null ? null : peer.toString())
+        BenchReport.Settings s = BenchReport.Settings.of(settings, peer == null ? null : peer.toString())
                 .withBusy(loops.count(), loops.cpus());
+        return agreedChannels > 0 ? s.withChannels(agreedChannels) : s;
+    }
+
+    /** What stdout shows: --format, or --json / --csv. */
+    private Format format() {
+        if (json) {
+            return Format.JSON;
+        }
+        if (csv) {
+            return Format.CSV;
+        }
+        return format != null ? format : Format.TABLE;
+    }
+
+    /** Whether rows get the raw baseline: --baseline, else on except for nixlbench's columns. */
+    private boolean baseline() {
+        return baseline != null ? baseline : format() != Format.NIXLBENCH;
     }
 
     /**
@@ -267,14 +349,17 @@ final class BenchCommand implements Callable<Integer> {
 
     /** DRAM runs: fails with one line (exit 2) before allocating more host memory than is available. */
     private void checkHostMemory(BenchSettings s) {
-        if (s.memory() != MemoryKind.DRAM) {
+        boolean embedded = role == null;
+        int hostBuffers = (s.initiatorMemory() == MemoryKind.DRAM ? 1 : 0)
+                + (embedded && s.targetMemory() == MemoryKind.DRAM ? 1 : 0);
+        if (hostBuffers == 0) {
             return;
         }
-        boolean embedded = role == null;
-        long need = embedded ? 2 * s.bufferBytes() : s.bufferBytes();
+        long need = hostBuffers * s.bufferBytes();
         String what = "--block-sizes " + ByteSize.format(s.blockSizes().stream().mapToLong(Long::longValue).max().orElse(0))
                 + " x --batch-sizes " + s.batchSizes().stream().mapToInt(Integer::intValue).max().orElse(0)
-                + (embedded ? " (both engines in this process)" : "");
+                + (s.slots() > 1 ? " x " + s.slots() + " transfer slots (--num-threads x --pipeline-depth)" : "")
+                + (hostBuffers > 1 ? " (both engines in this process)" : "");
         String shortage = HostRam.shortage(need, engine.procfs, what);
         if (shortage != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), shortage);
@@ -285,7 +370,9 @@ final class BenchCommand implements Callable<Integer> {
             throws InterruptedException {
         RawBaseline raw = null;
         try {
-            if (baseline) {
+            Integer offered = handle.channels();
+            agreedChannels = offered == null ? s.channels() : Math.min(s.channels(), offered);
+            if (baseline()) {
                 raw = handle.rawBaseline(baselineSockets(s), s.chunkSize());
             }
             BenchRunner r = new BenchRunner(s, initiator, handle, progress, raw, onRow);
@@ -323,10 +410,13 @@ final class BenchCommand implements Callable<Integer> {
         }
         BenchSettings.Mode mode = role == null ? BenchSettings.Mode.EMBEDDED
                 : role == Role.INITIATOR ? BenchSettings.Mode.INITIATOR : BenchSettings.Mode.TARGET;
-        return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
-                iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, warmupSeconds, checkConsistency,
-                engine.channels, (int) engine.chunkSize, engine.bind,
-                progressMode == Driver.CALLER, layout == Layout.REVERSED);
+        return new BenchSettings(engine.transport, mode, op,
+                initiatorSegType != null ? initiatorSegType : engine.memory,
+                targetSegType != null ? targetSegType : engine.memory, blockSizes, batchSizes,
+                iterations == null ? 0 : iterations, warmup == null ? -1 : warmup,
+                warmupSeconds != null ? warmupSeconds : DEFAULT_WARMUP_SECONDS, warmupSeconds == null,
+                checkConsistency, engine.channels, (int) engine.chunkSize, engine.bind,
+                progressMode == Driver.CALLER, layout == Layout.REVERSED, threads, depth);
     }
 
     private String flagProblem() {
@@ -341,13 +431,24 @@ final class BenchCommand implements Callable<Integer> {
         if (warmup != null && (warmup < 0 || warmup > MAX_WARMUP)) {
             return "--warmup must be 0.." + MAX_WARMUP + ", was " + warmup;
         }
-        if (!(warmupSeconds >= 0 && warmupSeconds <= MAX_WARMUP_SECONDS)) {
+        if (warmupSeconds != null && !(warmupSeconds >= 0 && warmupSeconds <= MAX_WARMUP_SECONDS)) {
             return "--warmup-seconds must be 0.." + MAX_WARMUP_SECONDS + ", was " + warmupSeconds;
+        }
+        if (threads < 1 || threads > MAX_THREADS) {
+            return "--num-threads must be 1.." + MAX_THREADS + ", was " + threads;
+        }
+        if (depth < 1 || depth > MAX_DEPTH) {
+            return "--pipeline-depth must be 1.." + MAX_DEPTH + ", was " + depth;
         }
         long block = blockSizes.stream().mapToLong(Long::longValue).max().orElse(0);
         int batch = batchSizes.stream().mapToInt(Integer::intValue).max().orElse(0);
-        if (block > TargetServer.MAX_BUFFER / batch) {
-            return "largest block size x largest batch size must be at most " + ByteSize.format(TargetServer.MAX_BUFFER);
+        if (block > TargetServer.MAX_BUFFER / batch / ((long) threads * depth)) {
+            return "largest block size x largest batch size" + (threads * depth > 1 ? " x --num-threads x"
+                    + " --pipeline-depth" : "") + " must be at most " + ByteSize.format(TargetServer.MAX_BUFFER);
+        }
+        int formats = (json ? 1 : 0) + (csv ? 1 : 0) + (format != null ? 1 : 0);
+        if (formats > 1) {
+            return "--format, --json and --csv each choose what stdout shows: give one of them";
         }
         if (busy < 0 || busy > BusyLoops.MAX) {
             return "--busy must be 0.." + BusyLoops.MAX + ", was " + busy;
@@ -373,8 +474,9 @@ final class BenchCommand implements Callable<Integer> {
 
     private List<BenchRow> runEmbedded(BenchSettings s, Progress progress) throws InterruptedException {
         String bind = s.bindHost() != null ? s.bindHost() : "127.0.0.1";
-        try (Node target = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
-             Node initiator = Node.start(engine.engineConfig("bench-initiator", bind, progressMode), engine.spec(bind));
+        try (Node target = Node.start(engine.engineConfig("bench-target", bind), spec(s.targetMemory(), bind));
+             Node initiator = Node.start(engine.engineConfig("bench-initiator", bind, progressMode),
+                     spec(s.initiatorMemory(), bind));
              TargetHandle handle = new TargetHandle.Local(target, s.bufferBytes())) {
             return run(s, initiator, handle, progress);
         }
@@ -384,9 +486,10 @@ final class BenchCommand implements Callable<Integer> {
         try (OobChannel channel = OobChannel.connect(peer, Duration.ofSeconds(peerWait), io.err())) {
             String bind = s.bindHost() != null ? s.bindHost() : channel.localAddress().getHostAddress();
             String name = "bench-initiator-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
-            try (Node initiator = Node.start(engine.engineConfig(name, bind, progressMode), engine.spec(bind));
+            try (Node initiator = Node.start(engine.engineConfig(name, bind, progressMode),
+                    spec(s.initiatorMemory(), bind));
                  TargetHandle handle = OobClient.open(channel, name, initiator.engine().connInfo(), s.bufferBytes(),
-                         s.memory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label(),
+                         s.targetMemory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label(),
                          oob.timeout, oob.pingInterval(), io.err())) {
                 try {
                     return run(s, initiator, handle, progress);
@@ -410,7 +513,7 @@ final class BenchCommand implements Callable<Integer> {
         java.net.ServerSocket socket = TargetServer.bind(at);
         Node node;
         try {
-            node = Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
+            node = Node.start(engine.engineConfig("bench-target", bind), spec(s.targetMemory(), bind));
         } catch (RuntimeException | Error e) {
             socket.close();
             throw e;
@@ -425,6 +528,11 @@ final class BenchCommand implements Callable<Integer> {
             // the run's failure is on stderr already, one line, from the server
             return server.failedRuns() > 0 ? Main.EXIT_FAILURE : 0;
         }
+    }
+
+    /** What one of this run's engines runs on: the transport and memory of its side. */
+    private Backends.Spec spec(MemoryKind memory, String bind) {
+        return new Backends.Spec(engine.transport, memory, bind);
     }
 
     /**

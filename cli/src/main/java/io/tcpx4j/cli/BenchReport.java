@@ -8,12 +8,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.tcpx4j.api.ByteSize;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * The result of a bench run and its two renderings: a nixlbench-style table and one JSON document.
+ * The result of a bench run: its header line and the JSON document (the row formats are
+ * {@link RowFormat}s).
  *
  * @param version  tcpx4j version
  * @param settings what ran
@@ -25,8 +25,6 @@ import java.util.Locale;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record BenchReport(String version, Settings settings, List<BenchRow> rows, Boolean interrupted) {
 
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-
     BenchReport {
         rows = List.copyOf(rows);
     }
@@ -36,23 +34,36 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
         this(version, settings, rows, null);
     }
 
-    /** The settings as reported (sizes in bytes, enums in lower case). */
-    @JsonPropertyOrder({"transport", "mode", "op", "mem", "blockSizes", "batchSizes", "iterations", "warmup",
-            "warmupSeconds", "checkConsistency", "channels", "chunkSize", "progress", "layout", "busy", "cpus",
-            "peer"})
+    /**
+     * The settings as reported: sizes in bytes, counts as numbers, enums in lower case.
+     *
+     * @param mem               the memory of both sides when they are the same, else null
+     * @param iterations        measured transfers per row as asked, null when scaled per row
+     * @param warmup            warm-up transfers per row as asked, null when scaled per row
+     * @param channels          the data channels of the connection: the fewer of what this side asked and
+     *                          what the target offers (the engines settle on that), or what this side asked
+     *                          where the target does not say
+     * @param channelsRequested what this side asked ({@code --channels})
+     */
+    @JsonPropertyOrder({"transport", "mode", "op", "mem", "initiatorMem", "targetMem", "blockSizes", "batchSizes",
+            "iterations", "warmup", "warmupSeconds", "checkConsistency", "threads", "pipelineDepth", "channels",
+            "channelsRequested", "chunkSize", "progress", "layout", "busy", "cpus", "peer"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    record Settings(String transport, String mode, String op, String mem, List<Long> blockSizes,
-                    List<Integer> batchSizes, String iterations, String warmup, double warmupSeconds,
-                    boolean checkConsistency, int channels, int chunkSize, String progress, String layout,
-                    int busy, List<Integer> cpus, String peer) {
+    record Settings(String transport, String mode, String op, String mem, String initiatorMem, String targetMem,
+                    List<Long> blockSizes, List<Integer> batchSizes, Integer iterations, Integer warmup,
+                    double warmupSeconds, boolean checkConsistency, int threads, int pipelineDepth, int channels,
+                    int channelsRequested, int chunkSize, String progress, String layout, int busy,
+                    List<Integer> cpus, String peer) {
 
-        /** The settings of a run without busy loops, on CPUs not reported. */
+        /** The settings of a run without busy loops, on CPUs not reported, with the channels asked for. */
         static Settings of(BenchSettings s, String peer) {
-            return new Settings(s.transport().label(), lower(s.mode()), lower(s.op()), lower(s.memory()),
-                    s.blockSizes(), s.batchSizes(),
-                    s.iterations() > 0 ? Integer.toString(s.iterations()) : "auto",
-                    s.warmup() >= 0 ? Integer.toString(s.warmup()) : "auto", s.warmupSeconds(),
-                    s.checkConsistency(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread",
+            String initiatorMem = lower(s.initiatorMemory());
+            String targetMem = lower(s.targetMemory());
+            return new Settings(s.transport().label(), lower(s.mode()), lower(s.op()),
+                    initiatorMem.equals(targetMem) ? initiatorMem : null, initiatorMem, targetMem,
+                    s.blockSizes(), s.batchSizes(), s.iterations() > 0 ? s.iterations() : null,
+                    s.warmup() >= 0 ? s.warmup() : null, s.warmupSeconds(), s.checkConsistency(), s.threads(),
+                    s.depth(), s.channels(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread",
                     s.reversed() ? "reversed" : "adjacent", 0, null, peer);
         }
 
@@ -61,8 +72,16 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
          * (null: unknown).
          */
         Settings withBusy(int busy, List<Integer> cpus) {
-            return new Settings(transport, mode, op, mem, blockSizes, batchSizes, iterations, warmup, warmupSeconds,
-                    checkConsistency, channels, chunkSize, progress, layout, busy, cpus, peer);
+            return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
+                    warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, channels, channelsRequested,
+                    chunkSize, progress, layout, busy, cpus, peer);
+        }
+
+        /** The same with the channels the connection runs on. */
+        Settings withChannels(int agreed) {
+            return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
+                    warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, agreed, channelsRequested,
+                    chunkSize, progress, layout, busy, cpus, peer);
         }
 
         private static String lower(Enum<?> e) {
@@ -86,7 +105,7 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
 
     String toJson() {
         try {
-            return JSON.writeValueAsString(this);
+            return Json.MAPPER.writeValueAsString(this);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot render the report as JSON", e);
         }
@@ -95,62 +114,21 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
     /** The header line describing the run. */
     String header() {
         Settings s = settings;
-        return "tcpx4j bench: " + s.op() + " " + s.mem() + " over " + s.transport() + " (" + s.mode()
-                + (s.peer() != null ? " -> " + s.peer() : "") + "), " + s.channels() + " channels, "
+        String mem = s.mem() != null ? s.mem() : s.initiatorMem() + " -> " + s.targetMem();
+        String channels = s.channels() + (s.channels() == 1 ? " channel" : " channels")
+                + (s.channels() != s.channelsRequested() ? " (" + s.channelsRequested() + " asked)" : "");
+        return "tcpx4j bench: " + s.op() + " " + mem + " over " + s.transport() + " (" + s.mode()
+                + (s.peer() != null ? " -> " + s.peer() : "") + "), " + channels + ", "
                 + ByteSize.format(s.chunkSize()) + " chunks, " + s.progress() + "-driven progress"
+                + (s.threads() > 1 ? ", " + s.threads() + " threads" : "")
+                + (s.pipelineDepth() > 1 ? ", " + s.pipelineDepth() + " transfers in flight per thread" : "")
                 + ("reversed".equals(s.layout()) ? ", descriptors reversed" : "")
                 + (s.checkConsistency() ? ", consistency checked" : "")
                 + (s.busy() > 0 ? ", " + BusyLoops.describe(s.busy(), s.cpus()) : "");
     }
 
-    /** The table, nixlbench style, one row per line, ending with a newline. */
-    String toTable() {
-        boolean raw = rows.stream().anyMatch(r -> r.rawGbps() != null);
-        StringBuilder b = new StringBuilder(tableHead(settings.checkConsistency(), raw));
-        for (BenchRow r : rows) {
-            b.append(tableLine(r, settings.checkConsistency(), raw));
-        }
-        return b.append(tableRule(settings.checkConsistency(), raw)).toString();
-    }
-
-    /** The column titles and a rule, each line ending with a newline. */
-    static String tableHead(boolean checked, boolean raw) {
-        List<String> titles = new ArrayList<>(List.of("Block Size (B)", "Batch Size", "B/W (GB/Sec)", "Avg Lat. (us)",
-                "P99 Lat. (us)", "Avg Prep (us)", "Avg Post (us)"));
-        if (checked) {
-            titles.add("Mismatches");
-        }
-        if (raw) {
-            titles.addAll(List.of("Raw B/W (GB/Sec)", "Raw Lat. (us)", "x Raw B/W"));
-        }
-        return line(titles, checked, raw) + tableRule(checked, raw);
-    }
-
-    /** One row as a table line ending with a newline. */
-    static String tableLine(BenchRow r, boolean checked, boolean raw) {
-        List<String> cells = new ArrayList<>(List.of(Long.toString(r.blockSize()), Integer.toString(r.batchSize()),
-                String.format(Locale.ROOT, "%.6f", r.gbps()), String.format(Locale.ROOT, "%.1f", r.avgLatencyUs()),
-                String.format(Locale.ROOT, "%.1f", r.p99LatencyUs()), String.format(Locale.ROOT, "%.2f", r.avgPrepUs()),
-                String.format(Locale.ROOT, "%.2f", r.avgPostUs())));
-        if (checked) {
-            cells.add(r.mismatches() == null ? "" : Long.toString(r.mismatches()));
-        }
-        if (raw) {
-            boolean has = r.rawGbps() != null;
-            cells.add(has ? String.format(Locale.ROOT, "%.6f", r.rawGbps()) : "");
-            cells.add(has ? String.format(Locale.ROOT, "%.1f", r.rawAvgLatencyUs()) : "");
-            cells.add(has && r.ratioToRaw() != null ? String.format(Locale.ROOT, "%.2f", r.ratioToRaw()) : "");
-        }
-        return line(cells, checked, raw);
-    }
-
-    static String tableRule(boolean checked, boolean raw) {
-        return "-".repeat(107 + (checked ? 11 : 0) + (raw ? 51 : 0)) + "\n";
-    }
-
-    private static String line(List<String> cells, boolean checked, boolean raw) {
-        String fmt = "%-16s %-11s %-14s %-15s %-15s %-15s %-15s" + (checked ? " %-10s" : "")
-                + (raw ? " %-18s %-15s %-15s" : "");
-        return String.format(Locale.ROOT, fmt, cells.toArray()).stripTrailing() + "\n";
+    /** The JSON mapper, made on first use: a run that prints a table never loads Jackson's databind. */
+    private static final class Json {
+        static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     }
 }

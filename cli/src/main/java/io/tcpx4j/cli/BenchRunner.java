@@ -2,38 +2,37 @@ package io.tcpx4j.cli;
 
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryDescriptor;
-import io.tcpx4j.api.Session;
-import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.api.TransferStatus;
-import org.HdrHistogram.Histogram;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Consumer;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 
 /**
  * The initiator's measurement loop, the same for embedded and two-host runs. For every batch size and
- * block size (one row) it posts warm-up transfers, then measured ones one at a time, each waited for
- * before the next (like nixlbench with one thread), and records per transfer:
- * <ul>
- *   <li>prep: building the descriptor lists and the session;</li>
- *   <li>post: the {@code write}/{@code read} call (validation and enqueue);</li>
- *   <li>latency: from the start of prep until the transfer is DONE.</li>
- * </ul>
- * Bandwidth is the row's bytes over the wall time of its measured transfers. The last transfer of a
- * row carries a notification so that the target knows when a WRITE row has landed.
+ * block size (one row) it posts warm-up transfers, then the measured ones: {@code --num-threads}
+ * threads, each a {@link Lane} that keeps up to {@code --pipeline-depth} transfers in flight (one
+ * thread, one at a time, each waited for before the next, by default: nixlbench with one thread). Every
+ * in-flight transfer has a slot of its own: slot s covers bytes {@code [s*B, (s+1)*B)} of both buffers,
+ * B the row's block times batch size, so that {@code --check-consistency} checks every byte of every
+ * slot. Per transfer it records prep, post, transmission and latency ({@link RowStats}).
  *
- * <p><b>Not thread-safe.</b>
+ * <p>Bandwidth is the row's bytes over the wall time from the first post to the last completion. The
+ * last transfer of every slot in a row carries a notification of its own, so that the target knows
+ * when all the row's WRITEs have landed.
+ *
+ * <p><b>Not thread-safe</b>, except {@link #stop()}.
  */
 final class BenchRunner {
 
     private static final System.Logger LOG = System.getLogger(BenchRunner.class.getName());
-    /** A single transfer that takes longer than this fails the run. */
-    static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(60);
     /** The warm-up goes on until the JIT has finished nothing for this long ... */
     static final long JIT_QUIET_NANOS = 300_000_000L;
     /** ... in rounds over every shape of at most this long ... */
@@ -48,8 +47,10 @@ final class BenchRunner {
     private final RawBaseline baseline;
     private final Consumer<BenchRow> onRow;
     private final long runId = ThreadLocalRandom.current().nextLong();
-    private byte[] lastNotification;
+    private List<byte[]> lastNotifications = List.of();
     private volatile boolean stopRequested;
+    /** Set when a thread's transfer failed: the other threads stop posting. */
+    private volatile boolean aborted;
 
     BenchRunner(BenchSettings settings, Node initiator, TargetHandle target, Progress progress) {
         this(settings, initiator, target, progress, null, r -> { });
@@ -70,7 +71,7 @@ final class BenchRunner {
     }
 
     /**
-     * Ends the run after the transfer in progress: the row in progress is dropped, {@link #run()}
+     * Ends the run after the transfers in progress: the row in progress is dropped, {@link #run()}
      * returns the rows finished so far. Callable from any thread (a signal handler).
      */
     void stop() {
@@ -91,12 +92,16 @@ final class BenchRunner {
         initiator.engine().loadRemoteMetadata(target.name(), target.metadata());
         MemoryDescriptor remote = target.buffer();
         MemoryDescriptor local = initiator.allocate(settings.bufferBytes());
+        ExecutorService pool = settings.threads() > 1 ? Executors.newFixedThreadPool(settings.threads() - 1, r -> {
+            Thread t = new Thread(r, "tcpx4j-bench-initiator");
+            t.setDaemon(true);
+            return t;
+        }) : null;
         try (var registration = initiator.engine().register(local)) {
             long total = 0;
             for (int batch : settings.batchSizes()) {
                 for (long block : settings.blockSizes()) {
-                    total += (settings.iterationsFor(block, batch) + settings.warmupFor(block, batch))
-                            * progressWeight(block, batch);
+                    total += settings.iterationsFor(block, batch) + settings.warmupFor(block, batch);
                 }
             }
             List<BenchRow> rows = new ArrayList<>();
@@ -109,7 +114,7 @@ final class BenchRunner {
             rowLoop:
             for (int batch : settings.batchSizes()) {
                 for (long block : settings.blockSizes()) {
-                    BenchRow r = row(rowIndex++, block, batch, local, remote);
+                    BenchRow r = row(rowIndex++, rowCount, block, batch, local, remote, pool);
                     if (r == null) {
                         break rowLoop;
                     }
@@ -123,10 +128,13 @@ final class BenchRunner {
                 }
             }
             progress.finish();
-            target.finish(lastNotification);
+            target.finish(lastNotifications);
             return rows;
         } finally {
             progress.finish();
+            if (pool != null) {
+                pool.shutdownNow();
+            }
             // nothing is in flight: every transfer was awaited, or the engine failed it
             if (initiator.awaitQuiet(Duration.ofSeconds(10))) {
                 initiator.free(local);
@@ -135,13 +143,15 @@ final class BenchRunner {
     }
 
     /**
-     * Transfers of every row's shape, each for an equal share of {@code --warmup-seconds} (at least one),
-     * before the first row, each shape followed by a few raw baseline transfers of its size: the JVM
-     * compiles the engines' and the baseline's paths after thousands of runs, and a row measured before
-     * that reads slower than the same row measured later. Then further rounds over the shapes, each at
-     * most {@link #WARMUP_ROUND_NANOS}, until the JIT has finished nothing for {@link #JIT_QUIET_NANOS}
-     * ({@link JitQuiet}), the whole warm-up taking at most {@link #WARMUP_CAP} times the seconds asked
-     * for. False when stopped meanwhile.
+     * Transfers of every row's shape (on the first thread, at the row's pipeline depth), each for an
+     * equal share of {@code --warmup-seconds} (at least one), before the first row, each shape followed
+     * by a few raw baseline transfers of its size: the JVM compiles the engines' and the baseline's paths
+     * after thousands of runs, and a row measured before that reads slower than the same row measured
+     * later. Then further rounds over the shapes, each at most {@link #WARMUP_ROUND_NANOS}, until the JIT
+     * has finished nothing for {@link #JIT_QUIET_NANOS} ({@link JitQuiet}), the whole warm-up taking at
+     * most {@link #WARMUP_CAP} times the seconds asked for and, where {@link BenchSettings#warmupBounded()},
+     * at most {@link BenchSettings#WARMUP_PER_MEASURED} transfers per measured transfer of the run. False
+     * when stopped meanwhile.
      */
     private boolean warmUp(MemoryDescriptor local, MemoryDescriptor remote) throws InterruptedException {
         if (settings.warmupSeconds() <= 0) {
@@ -151,125 +161,174 @@ final class BenchRunner {
         long asked = (long) (settings.warmupSeconds() * 1e9);
         long share = asked / shapes;
         long roundShare = Math.min(share, WARMUP_ROUND_NANOS / shapes);
+        long budget = settings.warmupBounded()
+                ? Math.max(shapes, BenchSettings.WARMUP_PER_MEASURED * settings.measuredTransfers()) : Long.MAX_VALUE;
+        long perShape = Math.max(1, budget / shapes);
         JitQuiet jit = JitQuiet.ofThisJvm();
         long start = System.nanoTime();
         long cap = start + WARMUP_CAP * asked;
         long transfers = 0;
         int rounds = 0;
-        progress.start(asked);
-        long last = start;
+        progress.phase("warm-up");
         do {
             for (int batch : settings.batchSizes()) {
                 for (long block : settings.blockSizes()) {
-                    long n = warmUpShape(block, batch, rounds == 0 ? share : roundShare, local, remote);
+                    long n = warmUpShape(block, batch, rounds == 0 ? share : roundShare,
+                            Math.min(perShape, Math.max(1, budget - transfers)), local, remote);
                     if (n < 0) {
                         return false;
                     }
                     transfers += n;
-                    long now = System.nanoTime();
-                    progress.advance(now - last, "warm-up");
-                    last = now;
                 }
             }
             rounds++;
-        } while (!jit.quietFor(JIT_QUIET_NANOS, System.nanoTime()) && System.nanoTime() - cap < 0);
+        } while (transfers < budget && !jit.quietFor(JIT_QUIET_NANOS, System.nanoTime())
+                && System.nanoTime() - cap < 0);
         LOG.log(System.Logger.Level.DEBUG, "bench warm-up: {0} transfers of {1} row shapes in {2} rounds, {3} ms",
                 transfers, shapes, rounds, (System.nanoTime() - start) / 1_000_000);
         return true;
     }
 
     /**
-     * Unmeasured transfers of one shape for {@code nanos} (at least one), then, with a baseline, a
-     * quarter as many of its raw transfers (2..1000); the transfers made, or -1 when stopped.
+     * Unmeasured transfers of one shape for {@code nanos} but at most {@code max} (at least one), then,
+     * with a baseline, a quarter as many of its raw transfers (2..1000); the transfers made, or -1 when
+     * stopped.
      */
-    private long warmUpShape(long block, int batch, long nanos, MemoryDescriptor local, MemoryDescriptor remote)
-            throws InterruptedException {
-        boolean write = settings.op() == BenchSettings.Op.WRITE;
-        MemoryDescriptor[][] d = descriptors(block, batch, local, remote);
-        long end = System.nanoTime() + nanos;
-        long n = 0;
-        do {
-            if (stopRequested) {
-                return -1;
-            }
-            transfer(write, d[0], d[1], null, null);
-            n++;
-        } while (System.nanoTime() - end < 0);
+    private long warmUpShape(long block, int batch, long nanos, long max, MemoryDescriptor local,
+                             MemoryDescriptor remote) throws InterruptedException {
+        Lane lane = lane(0, block, batch, local, remote, progress);
+        long n = lane.run(max, System.nanoTime() + nanos, null, null);
+        if (n < 0) {
+            return -1;
+        }
         if (baseline != null) {
             raw(block * batch, 0, (int) Math.max(2, Math.min(1000, n / 4)));
         }
         return n;
     }
 
-    /** A transfer's local and remote descriptors for a row: block i, or batch-1-i when reversed, on both sides. */
-    private MemoryDescriptor[][] descriptors(long block, int batch, MemoryDescriptor local, MemoryDescriptor remote) {
-        MemoryDescriptor[] localDescs = new MemoryDescriptor[batch];
-        MemoryDescriptor[] remoteDescs = new MemoryDescriptor[batch];
-        for (int i = 0; i < batch; i++) {
-            long at = (settings.reversed() ? batch - 1 - i : i) * block;
-            localDescs[i] = local.slice(at, block);
-            remoteDescs[i] = remote.slice(at, block);
+    /** Thread {@code thread}'s lane for a row: its slots' descriptors, block i or batch-1-i of each slot. */
+    @SuppressWarnings("unchecked")
+    private Lane lane(int thread, long block, int batch, MemoryDescriptor local, MemoryDescriptor remote,
+                      Progress progress) {
+        int depth = settings.depth();
+        List<MemoryDescriptor>[] l = new List[depth];
+        List<MemoryDescriptor>[] r = new List[depth];
+        for (int k = 0; k < depth; k++) {
+            long slot = (long) (thread * depth + k) * block * batch;
+            MemoryDescriptor[] ld = new MemoryDescriptor[batch];
+            MemoryDescriptor[] rd = new MemoryDescriptor[batch];
+            for (int i = 0; i < batch; i++) {
+                long at = slot + (settings.reversed() ? batch - 1 - i : i) * block;
+                ld[i] = local.slice(at, block);
+                rd[i] = remote.slice(at, block);
+            }
+            l[k] = List.of(ld);
+            r[k] = List.of(rd);
         }
-        return new MemoryDescriptor[][] {localDescs, remoteDescs};
+        return new Lane(initiator.engine(), target.name(), settings.op() == BenchSettings.Op.WRITE, l, r,
+                () -> stopRequested || aborted, progress);
     }
 
     /** One row, or null when stopped before it ended. */
-    private BenchRow row(int index, long block, int batch, MemoryDescriptor local, MemoryDescriptor remote)
-            throws InterruptedException {
+    private BenchRow row(int index, int rowCount, long block, int batch, MemoryDescriptor local,
+                         MemoryDescriptor remote, ExecutorService pool) throws InterruptedException {
         boolean write = settings.op() == BenchSettings.Op.WRITE;
         long bytesPerTransfer = block * batch;
+        long span = bytesPerTransfer * settings.slots();
         long seed = runId + index;
         if (settings.checkConsistency()) {
             if (write) {
-                initiator.fill(local, bytesPerTransfer, seed);
+                initiator.fill(local, span, seed);
             } else {
-                target.fill(seed, bytesPerTransfer);
+                target.fill(seed, span);
             }
         }
-        MemoryDescriptor[][] d = descriptors(block, batch, local, remote);
-        MemoryDescriptor[] localDescs = d[0];
-        MemoryDescriptor[] remoteDescs = d[1];
+        int threads = settings.threads();
+        int depth = settings.depth();
         int warmup = settings.warmupFor(block, batch);
         int iterations = settings.iterationsFor(block, batch);
-        String label = ByteSize.format(block) + " x " + batch;
-        long weight = progressWeight(block, batch);
-        for (int i = 0; i < warmup; i++) {
-            if (stopRequested) {
-                return null;
+        progress.phase("row " + (index + 1) + " of " + rowCount + ": " + ByteSize.format(block) + " x " + batch);
+        Lane[] lanes = new Lane[threads];
+        RowStats[] stats = new RowStats[threads];
+        byte[][][] notes = new byte[threads][depth][];
+        List<byte[]> landed = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            lanes[t] = lane(t, block, batch, local, remote, progress);
+            stats[t] = new RowStats();
+            for (int k = 0; k < Math.min(depth, settings.shareOf(iterations, t)); k++) {
+                notes[t][k] = ("tcpx4j-bench " + Long.toHexString(runId) + " row " + index + " slot "
+                        + (t * depth + k)).getBytes(StandardCharsets.UTF_8);
+                landed.add(notes[t][k]);
             }
-            transfer(write, localDescs, remoteDescs, null, null);
-            progress.advance(weight, label);
         }
-        Histogram latency = new Histogram(3_600_000_000_000L, 3);
-        long[] times = new long[3];
-        long prep = 0;
-        long post = 0;
-        byte[] landed = ("tcpx4j-bench " + Long.toHexString(runId) + " row " + index).getBytes(StandardCharsets.UTF_8);
+        if (!inParallel(pool, t -> lanes[t].run(settings.shareOf(warmup, t), 0, null, null))) {
+            return null;
+        }
         long start = System.nanoTime();
-        for (int i = 0; i < iterations; i++) {
-            if (stopRequested) {
-                return null;
-            }
-            transfer(write, localDescs, remoteDescs, i == iterations - 1 ? landed : null, times);
-            prep += times[0];
-            post += times[1];
-            latency.recordValue(Math.max(1, times[2]));
-            progress.advance(weight, label);
+        if (!inParallel(pool, t -> lanes[t].run(settings.shareOf(iterations, t), 0, stats[t], notes[t]))) {
+            return null;
         }
-        long elapsed = Math.max(1, System.nanoTime() - start);
-        lastNotification = landed;
-        Long mismatches = null;
+        long elapsed = System.nanoTime() - start;
+        lastNotifications = landed;
+        for (int t = 1; t < threads; t++) {
+            stats[0].add(stats[t]);
+        }
+        BenchRow row = stats[0].toRow(block, batch, bytesPerTransfer * iterations, elapsed);
         if (settings.checkConsistency()) {
-            mismatches = write
-                    ? target.verify(seed, bytesPerTransfer, landed)
-                    : initiator.verify(local, bytesPerTransfer, seed);
+            row = row.withMismatches(write
+                    ? target.verify(seed, span, landed)
+                    : initiator.verify(local, span, seed));
         }
-        long bytes = bytesPerTransfer * iterations;
-        double seconds = elapsed / 1e9;
-        return new BenchRow(block, batch, iterations, bytes, seconds, bytes / seconds / 1e9,
-                latency.getMean() / 1e3, latency.getValueAtPercentile(99) / 1e3,
-                prep / 1e3 / iterations, post / 1e3 / iterations, mismatches)
-                .withMaxLatency(latency.getMaxValue() / 1e3);
+        return row;
+    }
+
+    /** One thread's part of a phase: the transfers it made, or -1 when stopped. */
+    private interface LaneJob {
+        long run(int thread) throws InterruptedException;
+    }
+
+    /**
+     * Runs {@code job} for every thread, the first on this one, and waits for all; false when any was
+     * stopped. The first failure is thrown once every thread has ended (a failure stops the others).
+     */
+    private boolean inParallel(ExecutorService pool, LaneJob job) throws InterruptedException {
+        List<Future<Long>> others = new ArrayList<>();
+        for (int t = 1; t < settings.threads(); t++) {
+            int thread = t;
+            others.add(pool.submit(() -> job.run(thread)));
+        }
+        Throwable failure = null;
+        boolean stopped = false;
+        try {
+            stopped = job.run(0) < 0;
+        } catch (RuntimeException | InterruptedException e) {
+            aborted = true;
+            failure = e;
+        }
+        for (Future<Long> f : others) {
+            try {
+                stopped |= f.get() < 0;
+            } catch (ExecutionException e) {
+                aborted = true;
+                if (failure == null) {
+                    failure = e.getCause();
+                }
+            }
+        }
+        if (failure instanceof InterruptedException ie) {
+            throw ie;
+        }
+        if (failure instanceof RuntimeException re) {
+            throw re;
+        }
+        if (failure instanceof Error err) {
+            throw err;
+        }
+        if (failure != null) {
+            throw new IllegalStateException(failure);
+        }
+        return !stopped;
     }
 
     private BenchRow withBaseline(BenchRow r) {
@@ -284,46 +343,6 @@ final class BenchRunner {
             return baseline.measure(bytes, warmup, iterations);
         } catch (java.io.IOException e) {
             throw new TransferException(TransferException.Code.BACKEND, "the raw TCP baseline failed: " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Progress units of one transfer: its bytes plus a fixed cost, so that the bar moves with time
-     * both for many small transfers and for few large ones.
-     */
-    private static long progressWeight(long block, int batch) {
-        return block * batch + (64 << 10);
-    }
-
-    /** One transfer, waited for. {@code times} (if non-null) receives prep, post and total nanoseconds. */
-    private void transfer(boolean write, MemoryDescriptor[] localDescs, MemoryDescriptor[] remoteDescs,
-                          byte[] notification, long[] times) throws InterruptedException {
-        long t0 = System.nanoTime();
-        List<MemoryDescriptor> l = List.of(localDescs);
-        List<MemoryDescriptor> r = List.of(remoteDescs);
-        Session session = initiator.engine().session(target.name());
-        long t1 = System.nanoTime();
-        Transfer x = write ? session.write(l, r, notification) : session.read(l, r, notification);
-        long t2 = System.nanoTime();
-        // a caller-driven engine runs its progress work on this thread meanwhile; otherwise this blocks
-        TransferStatus status = initiator.engine().driveUntilEnded(x, TRANSFER_TIMEOUT);
-        if (status == TransferStatus.IN_PROGRESS && Thread.interrupted()) {
-            x.release();
-            throw new InterruptedException();
-        }
-        long t3 = System.nanoTime();
-        if (status != TransferStatus.DONE) {
-            if (status == TransferStatus.IN_PROGRESS) {
-                x.release();
-                throw new TransferException(TransferException.Code.REMOTE_DISCONNECT, "a " + x.bytes()
-                        + "-byte transfer did not finish within " + TRANSFER_TIMEOUT.toSeconds() + " s");
-            }
-            throw x.error().orElseGet(() -> new TransferException(TransferException.Code.UNKNOWN, "transfer " + status));
-        }
-        if (times != null) {
-            times[0] = t1 - t0;
-            times[1] = t2 - t1;
-            times[2] = t3 - t0;
         }
     }
 }

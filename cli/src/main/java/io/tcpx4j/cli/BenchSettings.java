@@ -10,27 +10,35 @@ import java.util.List;
  * @param transport        transport of both engines
  * @param mode             embedded (both engines here), initiator or target
  * @param op               WRITE (initiator pushes) or READ (initiator pulls)
- * @param memory           DRAM or VRAM, on both sides
+ * @param initiatorMemory  DRAM or VRAM of the initiator's buffer
+ * @param targetMemory     DRAM or VRAM of the target's buffer
  * @param blockSizes       bytes per descriptor, in run order
  * @param batchSizes       descriptors per transfer, in run order
- * @param iterations       measured transfers per row; 0 = scaled by size ({@link #iterationsFor})
- * @param warmup           unmeasured transfers before each row; -1 = a tenth of the iterations
+ * @param iterations       measured transfers per row, all threads together; 0 = scaled by size
+ *                         ({@link #iterationsFor})
+ * @param warmup           unmeasured transfers before each row, all threads together; -1 = a tenth of the
+ *                         iterations
  * @param warmupSeconds    before the first row, unmeasured transfers of every row's shape, each shape
  *                         for an equal share of this time (0: none)
+ * @param warmupBounded    the warm-up also ends once it has made {@link #WARMUP_PER_MEASURED} times as many
+ *                         transfers as the run measures (the default, where {@code --warmup-seconds} is not
+ *                         given: a short run does not wait for a warm-up sized for long ones)
  * @param checkConsistency fill the source with pattern data and check every destination byte per row
- * @param channels         data channels per connection
+ * @param channels         data channels per connection, as asked
  * @param chunkSize        bytes per chunk on the wire
  * @param bindHost         interface of this side's engine listener and loopback sockets
- * @param callerProgress   the bench thread drives the initiator engine while it waits
- * @param reversed         descriptor i of a batch covers block {@code batch-1-i} of the buffers on both
+ * @param callerProgress   the bench threads drive the initiator engine while they wait
+ * @param reversed         descriptor i of a batch covers block {@code batch-1-i} of the slot on both
  *                         sides: no descriptor follows its predecessor in memory (KV-cache blocks that are
  *                         not adjacent); else block i (adjacent)
+ * @param threads          initiator threads posting transfers, each on slices of its own
+ * @param depth            transfers each thread keeps in flight, each on a slice of its own
  */
-record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind memory, List<Long> blockSizes,
-                     List<Integer> batchSizes, int iterations, int warmup, double warmupSeconds,
-                     boolean checkConsistency,
+record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind initiatorMemory, MemoryKind targetMemory,
+                     List<Long> blockSizes, List<Integer> batchSizes, int iterations, int warmup,
+                     double warmupSeconds, boolean warmupBounded, boolean checkConsistency,
                      int channels, int chunkSize, String bindHost, boolean callerProgress,
-                     boolean reversed) {
+                     boolean reversed, int threads, int depth) {
 
     /**
      * Bytes moved per row when iterations are scaled by size: about 0.5 s per row at 1 GB/s, so the
@@ -39,6 +47,8 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind memor
     static final long TARGET_BYTES_PER_ROW = 512L << 20;
     static final int MIN_ITERATIONS = 8;
     static final int MAX_ITERATIONS = 2000;
+    /** With {@link #warmupBounded}: warm-up transfers per measured transfer of the run, at most. */
+    static final int WARMUP_PER_MEASURED = 10;
 
     enum Mode { EMBEDDED, INITIATOR, TARGET }
 
@@ -47,19 +57,25 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind memor
     BenchSettings {
         blockSizes = List.copyOf(blockSizes);
         batchSizes = List.copyOf(batchSizes);
+        if (threads < 1 || depth < 1) {
+            throw new IllegalArgumentException("threads and depth must be at least 1");
+        }
     }
 
-    /** Measured iterations for one row. */
+    /**
+     * Measured iterations for one row, all threads together: at least one per slot, so that every slot
+     * a row checks has been written.
+     */
     int iterationsFor(long blockSize, int batchSize) {
         if (iterations > 0) {
-            return iterations;
+            return Math.max(iterations, slots());
         }
         long perTransfer = blockSize * batchSize;
         long n = TARGET_BYTES_PER_ROW / Math.max(1, perTransfer);
-        return (int) Math.max(MIN_ITERATIONS, Math.min(MAX_ITERATIONS, n));
+        return (int) Math.max(slots(), Math.max(MIN_ITERATIONS, Math.min(MAX_ITERATIONS, n)));
     }
 
-    /** Warm-up iterations for one row. */
+    /** Warm-up iterations for one row, all threads together. */
     int warmupFor(long blockSize, int batchSize) {
         if (warmup >= 0) {
             return warmup;
@@ -67,10 +83,31 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind memor
         return Math.max(2, Math.min(100, iterationsFor(blockSize, batchSize) / 10));
     }
 
-    /** Bytes each side needs: the largest block times the largest batch. */
+    /** Transfer slots: every thread's every in-flight transfer has a slice of the buffers of its own. */
+    int slots() {
+        return threads * depth;
+    }
+
+    /** Transfers all rows measure together. */
+    long measuredTransfers() {
+        long n = 0;
+        for (int batch : batchSizes) {
+            for (long block : blockSizes) {
+                n += iterationsFor(block, batch);
+            }
+        }
+        return n;
+    }
+
+    /** Bytes each side needs: the largest block times the largest batch, once per slot. */
     long bufferBytes() {
         long block = blockSizes.stream().mapToLong(Long::longValue).max().orElse(0);
         int batch = batchSizes.stream().mapToInt(Integer::intValue).max().orElse(0);
-        return block * batch;
+        return block * batch * slots();
+    }
+
+    /** The share of {@code total} transfers that thread {@code thread} makes. */
+    int shareOf(int total, int thread) {
+        return total / threads + (thread < total % threads ? 1 : 0);
     }
 }

@@ -27,6 +27,13 @@ final class Choices {
         }
     }
 
+    static final class Format implements ITypeConverter<BenchCommand.Format> {
+        @Override
+        public BenchCommand.Format convert(String value) {
+            return of(BenchCommand.Format.class, value, "table, nixlbench, csv or json");
+        }
+    }
+
     static final class Progress implements ITypeConverter<io.tcpx4j.domain.Progress.Driver> {
         @Override
         public io.tcpx4j.domain.Progress.Driver convert(String value) {

@@ -38,11 +38,13 @@ final class Node implements AutoCloseable {
     private final EngineLifecycle lifecycle;
     private final DeviceMemory memory;
     private final MemoryKind kind;
+    private final int channels;
     private final List<Notification> unmatched = new ArrayList<>();
     private boolean closed;
 
-    private Node(Engine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind) {
+    private Node(Engine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind, int channels) {
         this.engine = engine;
+        this.channels = channels;
         this.lifecycle = lifecycle;
         this.memory = memory;
         this.kind = kind;
@@ -82,7 +84,8 @@ final class Node implements AutoCloseable {
             throw e;
         }
         awaitWarmUp(lifecycle);
-        return new Node(engine, lifecycle, injector.getInstance(DeviceMemory.class), spec.memory());
+        return new Node(engine, lifecycle, injector.getInstance(DeviceMemory.class), spec.memory(),
+                config.channels());
     }
 
     /**
@@ -107,6 +110,11 @@ final class Node implements AutoCloseable {
 
     MemoryKind kind() {
         return kind;
+    }
+
+    /** The data channels this engine offers a peer (a connection runs on the fewer of both sides'). */
+    int channels() {
+        return channels;
     }
 
     /**

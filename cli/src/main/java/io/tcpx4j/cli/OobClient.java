@@ -25,6 +25,7 @@ final class OobClient implements TargetHandle {
     private final byte[] metadata;
     private final MemoryDescriptor buffer;
     private final Duration timeout;
+    private final Integer channels;
 
     private OobClient(OobChannel channel, OobMessage welcome, Duration timeout) {
         this.channel = channel;
@@ -33,6 +34,7 @@ final class OobClient implements TargetHandle {
         this.connInfo = welcome.connInfo();
         this.metadata = welcome.metadata();
         this.buffer = RegionMetadata.decode(metadata).region();
+        this.channels = welcome.channels();
     }
 
     /**
@@ -74,6 +76,11 @@ final class OobClient implements TargetHandle {
     }
 
     @Override
+    public Integer channels() {
+        return channels;
+    }
+
+    @Override
     public MemoryDescriptor buffer() {
         return buffer;
     }
@@ -88,7 +95,7 @@ final class OobClient implements TargetHandle {
     }
 
     @Override
-    public long verify(long seed, long bytes, byte[] landed) {
+    public long verify(long seed, long bytes, java.util.List<byte[]> landed) {
         try {
             Long n = channel.call(OobMessage.verify(seed, bytes, landed), "verified", timeout).mismatches();
             if (n == null) {
@@ -101,7 +108,7 @@ final class OobClient implements TargetHandle {
     }
 
     @Override
-    public void finish(byte[] last) {
+    public void finish(java.util.List<byte[]> last) {
         try {
             channel.call(OobMessage.bye(last), "ok", timeout);
         } catch (IOException e) {

@@ -9,29 +9,33 @@ import java.time.Duration;
  * {@code op} says which fields are set:
  * <ul>
  *   <li>initiator: {@code hello}(version, name, connInfo, bytes, mem, transport),
- *       {@code fill}(seed, bytes), {@code verify}(seed, bytes, tag), {@code bye}(tag);</li>
- *   <li>target: {@code welcome}(version, name, connInfo, metadata), {@code ok},
+ *       {@code fill}(seed, bytes), {@code verify}(seed, bytes, tag, tags), {@code bye}(tag, tags): {@code tags}
+ *       are the notifications of a row's last transfers, one per transfer slot, and {@code tag} the last of
+ *       them (a target that knows only {@code tag} still serves runs of one slot);</li>
+ *   <li>target: {@code welcome}(version, name, connInfo, metadata, channels), {@code ok},
  *       {@code verified}(mismatches), {@code error}(message), {@code wait}(message) while another run
  *       is in progress (the welcome follows when it ends);</li>
  *   <li>either side: {@code ping}, a keep-alive while it is busy; receivers skip it.</li>
  * </ul>
- * Byte arrays travel as base64. {@code timeoutMs} is the sender's {@code --oob-timeout}: the other side keeps
+ * {@code channels} is the data channels the target's engine offers (the engines settle on the fewer of both
+ * sides'). Byte arrays travel as base64. {@code timeoutMs} is the sender's {@code --oob-timeout}: the other side keeps
  * its pings well inside it.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record OobMessage(String op, Integer version, String name, byte[] connInfo, byte[] metadata, Long bytes, String mem,
-                  String transport, Long seed, byte[] tag, Long mismatches, String message, Long timeoutMs) {
+                  String transport, Long seed, byte[] tag, Long mismatches, String message, Long timeoutMs,
+                  java.util.List<byte[]> tags, Integer channels) {
 
     static final int VERSION = 2;
 
     static OobMessage hello(String name, byte[] connInfo, long bytes, String mem, String transport, Duration timeout) {
         return new OobMessage("hello", VERSION, name, connInfo, null, bytes, mem, transport, null, null, null, null,
-                timeout.toMillis());
+                timeout.toMillis(), null, null);
     }
 
-    static OobMessage welcome(String name, byte[] connInfo, byte[] metadata, Duration timeout) {
+    static OobMessage welcome(String name, byte[] connInfo, byte[] metadata, Duration timeout, int channels) {
         return new OobMessage("welcome", VERSION, name, connInfo, metadata, null, null, null, null, null, null, null,
-                timeout.toMillis());
+                timeout.toMillis(), null, channels);
     }
 
     /** The sender's --oob-timeout, if its hello or welcome said (older peers do not): its pings must come faster. */
@@ -40,45 +44,59 @@ record OobMessage(String op, Integer version, String name, byte[] connInfo, byte
     }
 
     static OobMessage fill(long seed, long bytes) {
-        return new OobMessage("fill", null, null, null, null, bytes, null, null, seed, null, null, null, null);
+        return new OobMessage("fill", null, null, null, null, bytes, null, null, seed, null, null, null, null, null, null);
     }
 
-    static OobMessage verify(long seed, long bytes, byte[] tag) {
-        return new OobMessage("verify", null, null, null, null, bytes, null, null, seed, tag, null, null, null);
+    static OobMessage verify(long seed, long bytes, java.util.List<byte[]> tags) {
+        return new OobMessage("verify", null, null, null, null, bytes, null, null, seed, last(tags), null, null, null,
+                tags, null);
     }
 
-    static OobMessage bye(byte[] tag) {
-        return new OobMessage("bye", null, null, null, null, null, null, null, null, tag, null, null, null);
+    static OobMessage bye(java.util.List<byte[]> tags) {
+        return new OobMessage("bye", null, null, null, null, null, null, null, null, last(tags), null, null, null,
+                tags, null);
+    }
+
+    private static byte[] last(java.util.List<byte[]> tags) {
+        return tags.isEmpty() ? null : tags.get(tags.size() - 1);
+    }
+
+    /** The notifications a verify or bye names: {@code tags}, else {@code tag} alone, else none. */
+    java.util.List<byte[]> notes() {
+        if (tags != null) {
+            return tags;
+        }
+        return tag == null ? java.util.List.of() : java.util.List.of(tag);
     }
 
     /** Asks the target for raw TCP readers on {@code sockets} sockets (the bench's baseline). */
     static OobMessage raw(int sockets) {
-        return new OobMessage("raw", null, null, null, null, (long) sockets, null, null, null, null, null, null, null);
+        return new OobMessage("raw", null, null, null, null, (long) sockets, null, null, null, null, null, null, null, null, null);
     }
 
     /** The port the target's raw TCP readers accept on. */
     static OobMessage rawPort(int port) {
-        return new OobMessage("rawport", null, null, null, null, (long) port, null, null, null, null, null, null, null);
+        return new OobMessage("rawport", null, null, null, null, (long) port, null, null, null, null, null, null, null, null, null);
     }
 
     static OobMessage ok() {
-        return new OobMessage("ok", null, null, null, null, null, null, null, null, null, null, null, null);
+        return new OobMessage("ok", null, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     static OobMessage verified(long mismatches) {
-        return new OobMessage("verified", null, null, null, null, null, null, null, null, null, mismatches, null, null);
+        return new OobMessage("verified", null, null, null, null, null, null, null, null, null, mismatches, null, null, null, null);
     }
 
     static OobMessage error(String message) {
-        return new OobMessage("error", null, null, null, null, null, null, null, null, null, null, message, null);
+        return new OobMessage("error", null, null, null, null, null, null, null, null, null, null, message, null, null, null);
     }
 
     static OobMessage waiting(String message) {
-        return new OobMessage("wait", null, null, null, null, null, null, null, null, null, null, message, null);
+        return new OobMessage("wait", null, null, null, null, null, null, null, null, null, null, message, null, null, null);
     }
 
     static OobMessage ping() {
-        return new OobMessage("ping", null, null, null, null, null, null, null, null, null, null, null, null);
+        return new OobMessage("ping", null, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     boolean is(String expected) {

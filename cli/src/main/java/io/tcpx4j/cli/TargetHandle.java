@@ -26,11 +26,16 @@ interface TargetHandle extends AutoCloseable {
     /** Fills the target buffer's first {@code bytes} with pattern {@code seed}. */
     void fill(long seed, long bytes);
 
-    /** Waits for notification {@code landed}, then counts bad bytes in the first {@code bytes}. */
-    long verify(long seed, long bytes, byte[] landed);
+    /** Waits for every notification of {@code landed}, then counts bad bytes in the first {@code bytes}. */
+    long verify(long seed, long bytes, java.util.List<byte[]> landed);
 
-    /** Ends the run; {@code last} is the last notification sent, or null. */
-    void finish(byte[] last);
+    /** Ends the run; {@code last} are the last row's notifications (empty: none). */
+    void finish(java.util.List<byte[]> last);
+
+    /** The data channels the target's engine offers, or null where it does not say. */
+    default Integer channels() {
+        return null;
+    }
 
     /** Raw TCP to where this target runs, {@code sockets} sockets, for the bench's baseline columns. */
     default RawBaseline rawBaseline(int sockets, int chunkSize) throws java.io.IOException {
@@ -84,13 +89,18 @@ interface TargetHandle extends AutoCloseable {
         }
 
         @Override
-        public long verify(long seed, long bytes, byte[] landed) {
+        public long verify(long seed, long bytes, java.util.List<byte[]> landed) {
             return side.verify(seed, bytes, landed);
         }
 
         @Override
-        public void finish(byte[] last) {
+        public void finish(java.util.List<byte[]> last) {
             side.finish(last);
+        }
+
+        @Override
+        public Integer channels() {
+            return node.channels();
         }
 
         @Override

@@ -222,7 +222,7 @@ final class TargetServer implements AutoCloseable {
         try (TargetSide side = new TargetSide(node, hello.bytes())) {
             node.engine().loadPeer(hello.name(), hello.connInfo());
             c.send(OobMessage.welcome(node.engine().name(), node.engine().connInfo(), side.metadata(),
-                    timeouts.timeout));
+                    timeouts.timeout, node.channels()));
             while (true) {
                 OobMessage m;
                 try {
@@ -242,7 +242,7 @@ final class TargetServer implements AutoCloseable {
                             c.send(OobMessage.ok());
                         }
                         case "verify" -> c.send(OobMessage.verified(
-                                side.verify(m.seed(), checkBytes(m.bytes(), hello.bytes()), m.tag())));
+                                side.verify(m.seed(), checkBytes(m.bytes(), hello.bytes()), m.notes())));
                         case "raw" -> {
                             long n = m.bytes() == null ? 0 : m.bytes();
                             if (n < 1 || n > 1024) {
@@ -254,7 +254,7 @@ final class TargetServer implements AutoCloseable {
                             c.send(OobMessage.rawPort(((java.net.InetSocketAddress) server.getLocalAddress()).getPort()));
                         }
                         case "bye" -> {
-                            side.finish(m.tag());
+                            side.finish(m.notes());
                             c.send(OobMessage.ok());
                             log.println("tcpx4j: run from " + hello.name() + " done");
                             return;

@@ -21,7 +21,7 @@ final class TargetSide implements AutoCloseable {
     private final Node node;
     private final MemoryDescriptor buffer;
     private final RegisteredMemory registration;
-    private byte[] lastLanded;
+    private java.util.List<byte[]> lastLanded = java.util.List.of();
     private boolean closed;
 
     /** Allocates and registers {@code bytes} on {@code node}. */
@@ -53,31 +53,46 @@ final class TargetSide implements AutoCloseable {
     }
 
     /**
-     * Waits for the notification {@code landed} (the initiator attaches it to a WRITE row's last
-     * transfer, so it means every byte of the row is in place), then counts the first {@code bytes}
-     * that differ from pattern {@code seed}.
+     * Waits for every notification of {@code landed} (the initiator attaches one to the last transfer
+     * of each slot of a WRITE row, so together they mean every byte of the row is in place), then
+     * counts the first {@code bytes} that differ from pattern {@code seed}.
      *
-     * @throws IllegalStateException if the notification does not come within {@link #LANDING_TIMEOUT}
+     * @throws IllegalStateException if a notification does not come within {@link #LANDING_TIMEOUT}
      */
-    long verify(long seed, long bytes, byte[] landed) {
-        if (landed != null) {
-            if (!node.awaitNotification(landed, LANDING_TIMEOUT)) {
+    long verify(long seed, long bytes, java.util.List<byte[]> landed) {
+        for (byte[] note : landed) {
+            if (!node.awaitNotification(note, LANDING_TIMEOUT)) {
                 throw new IllegalStateException("the last WRITE of the row did not land within "
                         + LANDING_TIMEOUT.toSeconds() + " s");
             }
-            lastLanded = landed;
         }
+        lastLanded = java.util.List.copyOf(landed);
         return node.verify(buffer, bytes, seed);
     }
 
-    /** Waits (bounded) for the run's last notification, so that nothing is in flight when freeing. */
-    void finish(byte[] last) {
-        if (last == null || java.util.Arrays.equals(last, lastLanded)) {
+    /** Waits (bounded) for the run's last notifications, so that nothing is in flight when freeing. */
+    void finish(java.util.List<byte[]> last) {
+        if (sameNotes(last, lastLanded)) {
             return; // already taken by verify
         }
-        if (!node.awaitNotification(last, LANDING_TIMEOUT)) {
-            LOG.log(System.Logger.Level.WARNING, "the run's last notification did not arrive");
+        for (byte[] note : last) {
+            if (!node.awaitNotification(note, LANDING_TIMEOUT)) {
+                LOG.log(System.Logger.Level.WARNING, "the run's last notification did not arrive");
+                return;
+            }
         }
+    }
+
+    private static boolean sameNotes(java.util.List<byte[]> a, java.util.List<byte[]> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            if (!java.util.Arrays.equals(a.get(i), b.get(i))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

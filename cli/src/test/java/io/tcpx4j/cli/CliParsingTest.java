@@ -36,7 +36,11 @@ class CliParsingTest {
         BenchSettings s = bench();
         assertThat(s.mode()).isEqualTo(BenchSettings.Mode.EMBEDDED);
         assertThat(s.transport()).isEqualTo(TransportKind.LOOPBACK);
-        assertThat(s.memory()).isEqualTo(MemoryKind.DRAM);
+        assertThat(s.initiatorMemory()).isEqualTo(MemoryKind.DRAM);
+        assertThat(s.targetMemory()).isEqualTo(MemoryKind.DRAM);
+        assertThat(s.threads()).isEqualTo(1);
+        assertThat(s.depth()).isEqualTo(1);
+        assertThat(s.warmupBounded()).isTrue();
         assertThat(s.op()).isEqualTo(BenchSettings.Op.WRITE);
         assertThat(s.blockSizes()).containsExactly(4096L, 16384L, 65536L, 262144L, 1L << 20, 4L << 20, 16L << 20, 64L << 20);
         assertThat(s.batchSizes()).containsExactly(1);
@@ -79,6 +83,65 @@ class CliParsingTest {
         assertThat(s.chunkSize()).isEqualTo(1 << 20);
         assertThat(s.bindHost()).isEqualTo("127.0.0.2");
         assertThat(s.bufferBytes()).isEqualTo(16L << 30);
+    }
+
+    @Test
+    void threadsDepthAndSegmentTypesTakeOursAndNixlbenchsSpelling() {
+        BenchSettings ours = bench("--num-threads", "3", "--pipeline-depth", "4", "--initiator-seg-type", "VRAM",
+                "--target-seg-type", "dram", "--block-sizes", "1M", "--batch-sizes", "2");
+        BenchSettings theirs = bench("--num_threads", "3", "--pipeline_depth", "4", "--initiator_seg_type", "VRAM",
+                "--target_seg_type", "DRAM", "--block-sizes", "1M", "--batch-sizes", "2");
+        for (BenchSettings s : List.of(ours, theirs)) {
+            assertThat(s.threads()).isEqualTo(3);
+            assertThat(s.depth()).isEqualTo(4);
+            assertThat(s.initiatorMemory()).isEqualTo(MemoryKind.VRAM);
+            assertThat(s.targetMemory()).isEqualTo(MemoryKind.DRAM);
+            // every thread's every in-flight transfer has a slice of its own
+            assertThat(s.bufferBytes()).isEqualTo(12L * 2 * (1 << 20));
+        }
+        // --mem is the default of both sides
+        BenchSettings vram = bench("--mem", "vram", "--target-seg-type", "dram");
+        assertThat(vram.initiatorMemory()).isEqualTo(MemoryKind.VRAM);
+        assertThat(vram.targetMemory()).isEqualTo(MemoryKind.DRAM);
+    }
+
+    @Test
+    void iterationsAreSharedByTheThreadsAndEachGetsAtLeastOne() {
+        BenchSettings s = bench("--num-threads", "3", "--iterations", "10");
+        assertThat(s.iterationsFor(4096, 1)).isEqualTo(10);
+        assertThat(List.of(s.shareOf(10, 0), s.shareOf(10, 1), s.shareOf(10, 2))).containsExactly(4, 3, 3);
+        assertThat(bench("--num-threads", "4", "--iterations", "2").iterationsFor(4096, 1)).isEqualTo(4);
+        // one per transfer slot at least
+        assertThat(bench("--num-threads", "2", "--pipeline-depth", "3", "--iterations", "2").iterationsFor(4096, 1))
+                .isEqualTo(6);
+        assertThat(bench("--warmup-seconds", "2").warmupBounded()).as("an explicit warm-up is kept").isFalse();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"--num-threads=0", "--num-threads=65", "--pipeline-depth=0", "--pipeline_depth=257",
+        "--initiator-seg-type=HBM", "--format=xml", "--report-interval=0"})
+    void badFleetFlagsAreOneLineAndExitTwo(String flag) {
+        Cli.Result r = Cli.run("bench", flag, "--block-sizes", "4K", "--iterations", "1", "--warmup-seconds", "0");
+        assertThat(r.exit()).as(r.err()).isEqualTo(2);
+        assertThat(r.errLines()).hasSize(1);
+        assertThat(r.err()).contains(flag.substring(0, flag.indexOf('=')).replace('_', '-').substring(0, 8));
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void twoOutputFormatsAtOnceAreRefused() {
+        Cli.Result r = Cli.run("bench", "--json", "--format", "nixlbench", "--block-sizes", "4K", "--iterations", "1");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.errLines()).containsExactly("tcpx4j: --format, --json and --csv each choose what stdout shows:"
+                + " give one of them (see 'tcpx4j bench --help')");
+    }
+
+    @Test
+    void aRunTooLargeForTheSlotsIsRefused() {
+        Cli.Result r = Cli.run("bench", "--block-sizes", "1G", "--batch-sizes", "16", "--num-threads", "4",
+                "--pipeline-depth", "2");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("x --num-threads x --pipeline-depth must be at most 64G");
     }
 
     @Test
@@ -205,7 +268,9 @@ class CliParsingTest {
     void helpAndVersionExitZero() {
         Cli.Result help = Cli.run("bench", "--help");
         assertThat(help.exit()).isZero();
-        assertThat(help.out()).contains("--block-sizes", "--check-consistency", "--role", "--peer", "--listen", "--json");
+        assertThat(help.out()).contains("--block-sizes", "--check-consistency", "--role", "--peer", "--listen", "--json",
+                "--csv", "--format", "--num-threads", "--num_threads", "--pipeline-depth", "--initiator-seg-type",
+                "--target-seg-type", "--report-interval");
         Cli.Result version = Cli.run("--version");
         assertThat(version.exit()).isZero();
         assertThat(version.out()).startsWith("tcpx4j ");

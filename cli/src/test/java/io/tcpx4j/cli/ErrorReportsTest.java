@@ -192,7 +192,7 @@ class ErrorReportsTest {
                  target.engine().loadPeer(hello.name(), hello.connInfo());
                  // a 40 ms timeout: the initiator's keep-alives come every 10 ms
                  c.send(OobMessage.welcome(target.engine().name(), target.engine().connInfo(), side.metadata(),
-                         Duration.ofMillis(40)));
+                         Duration.ofMillis(40), 2));
                  Thread.sleep(500);
                  // what a target does when the initiator falls silent: its reason, then it closes the
                  // connection (unread keep-alives make that a reset) and frees the run's buffer

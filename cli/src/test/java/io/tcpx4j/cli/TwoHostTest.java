@@ -58,6 +58,31 @@ class TwoHostTest {
     }
 
     @Test
+    void aPipelinedRunOfSeveralThreadsChecksEveryByteAndReportsTheChannelsTheTargetAgreedOn() throws Exception {
+        try (Served s = new Served("--chunk-size", "64K", "--channels", "1")) {
+            for (String op : new String[] {"write", "read"}) {
+                Cli.Result r = Cli.run("bench", "--role", "initiator", "--peer", s.peer(), "--op", op,
+                        "--block-sizes", "4K,256K", "--batch-sizes", "2", "--iterations", "12", "--warmup", "1",
+                        "--warmup-seconds", "0", "--num-threads", "2", "--pipeline-depth", "3", "--channels", "8",
+                        "--check-consistency", "--no-baseline", "--json");
+                assertThat(r.exit()).as(r.err()).isZero();
+                JsonNode doc = new ObjectMapper().readTree(r.out());
+                assertThat(doc.get("settings").get("channels").asInt()).as("the target offers one").isEqualTo(1);
+                assertThat(doc.get("settings").get("channelsRequested").asInt()).isEqualTo(8);
+                assertThat(doc.get("mismatches").asLong()).isZero();
+                for (JsonNode row : doc.get("rows")) {
+                    assertThat(row.get("iterations").asInt()).isEqualTo(12);
+                    assertThat(row.get("mismatches").asLong()).isZero();
+                }
+            }
+            Cli.Result table = Cli.run("bench", "--role", "initiator", "--peer", s.peer(), "--block-sizes", "4K",
+                    "--iterations", "2", "--warmup-seconds", "0", "--no-baseline", "--channels", "4");
+            assertThat(table.exit()).as(table.err()).isZero();
+            assertThat(table.out().lines().findFirst().orElseThrow()).contains("1 channel (4 asked)");
+        }
+    }
+
+    @Test
     void serveAnswersSeveralInitiatorRunsThenStopsCleanly() throws Exception { // a target of three agents
         Served s = new Served("--chunk-size", "64K", "--agents", "3");
         HostPort at = s.serve.address();
