@@ -3,6 +3,7 @@ package io.tcpx4j.cli;
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.cli.fleet.FleetOptions;
 import io.tcpx4j.domain.Progress.Driver;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -55,6 +56,9 @@ final class BenchCommand implements Callable<Integer> {
 
     @Mixin
     OobOptions oob;
+
+    @Mixin
+    FleetOptions fleet;
 
     @Option(names = "--op", paramLabel = "read|write", defaultValue = "write",
             description = "write: the initiator pushes into the target; read: it pulls. Default: ${DEFAULT-VALUE}.")
@@ -137,7 +141,8 @@ final class BenchCommand implements Callable<Integer> {
     HostPort peer;
 
     @Option(names = "--peer-wait", paramLabel = "SECONDS", defaultValue = "30",
-            description = "Initiator: how long to retry connecting to --peer while the target starts. Default: ${DEFAULT-VALUE}.")
+            description = "Initiator: how long to retry connecting to --peer while the target starts; fleet run: how long"
+                    + " to wait for all workers to join. Default: ${DEFAULT-VALUE}.")
     int peerWait;
 
     /** Set by tests: a progress bar to use instead of the console one. */
@@ -179,7 +184,7 @@ final class BenchCommand implements Callable<Integer> {
             Signals.onInterrupt(this::interrupt);
         }
         Progress progress = progressOverride != null ? progressOverride : Progress.forConsole(io.err());
-        boolean raw = baseline;
+        boolean raw = baseline && !fleet.enabled();
         // the header prints with the first row: a run that fails before any row prints its error alone
         Runnable header = new Runnable() {
             private boolean printed;
@@ -205,7 +210,9 @@ final class BenchCommand implements Callable<Integer> {
         // without -v a failed run says why in one line; the engine's warnings on the way would repeat it
         Logs.Held warnings = engine.verbose ? null : Logs.hold();
         try {
-            if (role == Role.INITIATOR) {
+            if (fleet.enabled()) {
+                rows = FleetBench.run(settings, engine, fleet, peerWait, onRow, () -> stoppedBy != 0, io.err());
+            } else if (role == Role.INITIATOR) {
                 rows = runInitiator(settings, progress);
             } else {
                 rows = runEmbedded(settings, progress);
@@ -270,7 +277,7 @@ final class BenchCommand implements Callable<Integer> {
         if (s.memory() != MemoryKind.DRAM) {
             return;
         }
-        boolean embedded = role == null;
+        boolean embedded = role == null && !fleet.enabled();
         long need = embedded ? 2 * s.bufferBytes() : s.bufferBytes();
         String what = "--block-sizes " + ByteSize.format(s.blockSizes().stream().mapToLong(Long::longValue).max().orElse(0))
                 + " x --batch-sizes " + s.batchSizes().stream().mapToInt(Integer::intValue).max().orElse(0)
@@ -321,7 +328,7 @@ final class BenchCommand implements Callable<Integer> {
         if (problem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), problem);
         }
-        BenchSettings.Mode mode = role == null ? BenchSettings.Mode.EMBEDDED
+        BenchSettings.Mode mode = fleet.enabled() ? BenchSettings.Mode.FLEET : role == null ? BenchSettings.Mode.EMBEDDED
                 : role == Role.INITIATOR ? BenchSettings.Mode.INITIATOR : BenchSettings.Mode.TARGET;
         return new BenchSettings(engine.transport, mode, op, engine.memory, blockSizes, batchSizes,
                 iterations == null ? 0 : iterations, warmup == null ? -1 : warmup, warmupSeconds, checkConsistency,
@@ -351,6 +358,10 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (busy < 0 || busy > BusyLoops.MAX) {
             return "--busy must be 0.." + BusyLoops.MAX + ", was " + busy;
+        }
+        String fleetProblem = fleet.problem(role != null || peer != null || listen != null);
+        if (fleetProblem != null) {
+            return fleetProblem;
         }
         if (peerWait < 0) {
             return "--peer-wait must be at least 0 seconds, was " + peerWait;

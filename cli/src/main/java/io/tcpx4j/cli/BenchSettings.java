@@ -8,7 +8,7 @@ import java.util.List;
  * What one bench run does, after defaults are applied and flags validated.
  *
  * @param transport        transport of both engines
- * @param mode             embedded (both engines here), initiator or target
+ * @param mode             embedded (both engines here), initiator or target, or a worker of a fleet run
  * @param op               WRITE (initiator pushes) or READ (initiator pulls)
  * @param memory           DRAM or VRAM, on both sides
  * @param blockSizes       bytes per descriptor, in run order
@@ -40,7 +40,7 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind memor
     static final int MIN_ITERATIONS = 8;
     static final int MAX_ITERATIONS = 2000;
 
-    enum Mode { EMBEDDED, INITIATOR, TARGET }
+    enum Mode { EMBEDDED, INITIATOR, TARGET, FLEET }
 
     enum Op { READ, WRITE }
 
