@@ -1,5 +1,7 @@
 package io.tcpx4j.cli.fleet;
 
+import io.tcpx4j.api.TransferException;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -19,6 +21,8 @@ public final class Fleet {
 
     /** Longest wait for one answer from etcd. */
     static final Duration ETCD_TIMEOUT = Duration.ofSeconds(5);
+    /** How long a broken transfer waits for etcd to say which peer failed or vanished. */
+    private static final Duration LEASE_WAIT = Duration.ofSeconds(FleetGroup.LEASE_TTL_SECONDS + 2);
 
     /** Starts this worker's engine once its rank and role are known. */
     @FunctionalInterface
@@ -61,12 +65,15 @@ public final class Fleet {
             }
             return rows;
         } catch (IOException | RuntimeException | Error e) {
-            // the others hear of it before this engine closes its connections to them
-            String elsewhere = e instanceof FleetException ? null : group.causeElsewhere();
-            group.fail(String.valueOf(e.getMessage()));
+            // a broken transfer is most often a peer that failed or died: ask etcd for long enough to know
+            String elsewhere = e instanceof FleetException ? null
+                    : e instanceof TransferException ? group.causeElsewhere(LEASE_WAIT) : group.causeElsewhere();
             if (elsewhere != null) {
-                throw new FleetException(elsewhere + " (then here: " + e.getMessage() + ")", e);
+                FleetException explained = new FleetException(elsewhere + " (then here: " + e.getMessage() + ")", e);
+                group.fail(explained.getMessage());
+                throw explained;
             }
+            group.fail(String.valueOf(e.getMessage()));
             throw e;
         } catch (InterruptedException e) {
             group.fail("it was interrupted");

@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -51,6 +53,8 @@ public final class FleetGroup implements AutoCloseable {
     private final String id;
     private final long lease;
     private final int rank;
+    /** The store revision at which this worker took its rank: later notices are from this run. */
+    private final long joinRevision;
     private final ScheduledExecutorService renewer;
     /** Rank to id of every member seen so far. */
     private final Map<Integer, String> members = new ConcurrentHashMap<>();
@@ -58,7 +62,8 @@ public final class FleetGroup implements AutoCloseable {
     private volatile long lastRenewal = System.nanoTime();
     private boolean closed;
 
-    private FleetGroup(EtcdClient etcd, String group, int workers, String id, long lease, int rank) {
+    private FleetGroup(EtcdClient etcd, String group, int workers, String id, long lease, int rank,
+                       long joinRevision) {
         this.etcd = etcd;
         this.group = group;
         this.prefix = keyPrefix(group);
@@ -66,6 +71,7 @@ public final class FleetGroup implements AutoCloseable {
         this.id = id;
         this.lease = lease;
         this.rank = rank;
+        this.joinRevision = joinRevision;
         this.members.put(rank, id);
         this.renewer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tcpx4j-etcd-lease");
@@ -91,8 +97,10 @@ public final class FleetGroup implements AutoCloseable {
         String prefix = keyPrefix(group);
         try {
             for (int r = 0; r < workers; r++) {
-                if (etcd.putIfAbsent(prefix + "rank/" + r, id.getBytes(StandardCharsets.UTF_8), lease)) {
-                    return new FleetGroup(etcd, group, workers, id, lease, r);
+                String key = prefix + "rank/" + r;
+                if (etcd.putIfAbsent(key, id.getBytes(StandardCharsets.UTF_8), lease)) {
+                    long revision = etcd.get(key).map(EtcdClient.KeyValue::createRevision).orElse(Long.MAX_VALUE);
+                    return new FleetGroup(etcd, group, workers, id, lease, r, revision);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -140,6 +148,9 @@ public final class FleetGroup implements AutoCloseable {
                 }
             }
             if (arrived.size() >= workers) {
+                if (members.size() < workers) {
+                    ranks(); // the ids of this run's members, to tell later whether one vanished
+                }
                 return arrived;
             }
             List<Integer> missing = missing(arrived, what);
@@ -164,6 +175,57 @@ public final class FleetGroup implements AutoCloseable {
      * A member that ended its run normally ({@code left/}) counts as arrived.
      */
     private List<Integer> missing(Map<Integer, byte[]> arrived, String what) throws IOException {
+        Map<Integer, String> present = ranks();
+        Set<String> left = notices("left/");
+        String gone = vanished(present, left, " before " + what);
+        if (gone != null) {
+            throw new FleetException(gone);
+        }
+        String failure = failure();
+        if (failure != null) {
+            throw new FleetException(failure);
+        }
+        List<Integer> missing = new ArrayList<>();
+        for (int r = 0; r < workers; r++) {
+            String member = members.get(r);
+            if (!arrived.containsKey(r) && (member == null || !left.contains(member))) {
+                missing.add(r);
+            }
+        }
+        return missing;
+    }
+
+    /**
+     * The first member that is gone from etcd without a word (no failed or {@code left} notice):
+     * "worker rank R left ..."; null if none. It explains more than the notices of the members that
+     * failed because of it.
+     */
+    private String vanished(Map<Integer, String> present, Set<String> left, String when) throws IOException {
+        Set<String> noticed = new HashSet<>(left);
+        noticed.addAll(notices("failed/"));
+        for (Map.Entry<Integer, String> m : new TreeMap<>(members).entrySet()) {
+            if (!m.getValue().equals(present.get(m.getKey())) && !noticed.contains(m.getValue())) {
+                return "worker rank " + m.getKey() + " left benchmark group '" + group + "'" + when
+                        + " (its process ended, or etcd did not hear from it for " + LEASE_TTL_SECONDS + " s)";
+            }
+        }
+        return null;
+    }
+
+    /** The ids of the workers with a notice of {@code kind} ("failed/", "left/"). */
+    private Set<String> notices(String kind) throws IOException {
+        Set<String> ids = new HashSet<>();
+        for (EtcdClient.KeyValue kv : etcd.range(prefix + kind)) {
+            ids.add(kv.key().substring((prefix + kind).length()));
+        }
+        return ids;
+    }
+
+    /**
+     * The rank keys in etcd now, rank to id; a rank claimed for the first time becomes a member. A
+     * member whose rank key is gone, or holds another id, has left.
+     */
+    private Map<Integer, String> ranks() throws IOException {
         Map<Integer, String> present = new TreeMap<>();
         for (EtcdClient.KeyValue kv : etcd.range(prefix + "rank/")) {
             Integer r = rankOf(kv.key(), "rank");
@@ -172,36 +234,19 @@ public final class FleetGroup implements AutoCloseable {
                 members.putIfAbsent(r, kv.text());
             }
         }
-        String failure = failure();
-        if (failure != null) {
-            throw new FleetException(failure);
-        }
-        List<String> left = etcd.range(prefix + "left/").stream()
-                .map(kv -> kv.key().substring((prefix + "left/").length())).collect(Collectors.toList());
-        List<Integer> missing = new ArrayList<>();
-        for (int r = 0; r < workers; r++) {
-            if (arrived.containsKey(r)) {
-                continue;
-            }
-            String member = members.get(r);
-            if (member != null && left.contains(member)) {
-                continue;
-            }
-            if (member != null && !member.equals(present.get(r))) {
-                throw new FleetException("worker rank " + r + " left benchmark group '" + group + "' before " + what
-                        + " (its process ended, or etcd did not hear from it for " + LEASE_TTL_SECONDS + " s)");
-            }
-            missing.add(r);
-        }
-        return missing;
+        return present;
     }
 
-    /** The first failure a member of this run reported, as "worker rank R failed: why"; null if none. */
+    /**
+     * The first failure a member of this run reported, as "worker rank R failed: why"; null if none.
+     * A notice is of this run when it comes from a member seen here, or was written after this worker
+     * joined (a member may fail before the others saw it): notices of earlier runs of the group are older.
+     */
     public String failure() throws IOException {
         EtcdClient.KeyValue first = null;
         for (EtcdClient.KeyValue kv : etcd.range(prefix + "failed/")) {
             String who = kv.key().substring((prefix + "failed/").length());
-            if (!who.equals(id) && members.containsValue(who)
+            if (!who.equals(id) && (members.containsValue(who) || kv.createRevision() > joinRevision)
                     && (first == null || kv.createRevision() < first.createRevision())) {
                 first = kv;
             }
@@ -210,28 +255,29 @@ public final class FleetGroup implements AutoCloseable {
     }
 
     /**
+     * {@link #causeElsewhere()}, asked again until etcd knows or {@code within} has passed: a peer
+     * whose process died breaks this worker's transfers at once, and etcd learns of it only when its
+     * lease expires ({@link #LEASE_TTL_SECONDS}).
+     */
+    public String causeElsewhere(Duration within) {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (true) {
+            String cause = causeElsewhere();
+            if (cause != null || System.nanoTime() - deadline > 0 || Thread.currentThread().isInterrupted()) {
+                return cause;
+            }
+            LockSupport.parkNanos(200_000_000L);
+        }
+    }
+
+    /**
      * Why the run broke elsewhere, for a local error that may be its consequence: a member's
      * failure, or a member that vanished; null if etcd knows of neither (or cannot be asked).
      */
     public String causeElsewhere() {
         try {
-            String failure = failure();
-            if (failure != null) {
-                return failure;
-            }
-            Map<Integer, String> present = new TreeMap<>();
-            for (EtcdClient.KeyValue kv : etcd.range(prefix + "rank/")) {
-                Integer r = rankOf(kv.key(), "rank");
-                if (r != null) {
-                    present.put(r, kv.text());
-                }
-            }
-            for (Map.Entry<Integer, String> m : new TreeMap<>(members).entrySet()) {
-                if (!m.getValue().equals(present.get(m.getKey()))) {
-                    return "worker rank " + m.getKey() + " left benchmark group '" + group + "'";
-                }
-            }
-            return null;
+            String gone = vanished(ranks(), notices("left/"), "");
+            return gone != null ? gone : failure();
         } catch (IOException e) {
             return null;
         }
