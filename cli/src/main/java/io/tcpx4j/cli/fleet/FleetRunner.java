@@ -144,7 +144,7 @@ final class FleetRunner {
         }
     }
 
-    /** One row on this worker, then its report over all workers; null when stopped before it began. */
+    /** One row on this worker, then its report over all workers; null when stopped before it ended here. */
     private FleetRow row(int k, FleetPlan.Row row, MemoryDescriptor buffer, long slice)
             throws IOException, InterruptedException {
         long bytes = row.blockSize() * row.batchSize();
@@ -162,12 +162,15 @@ final class FleetRunner {
         }
         group.exchange("row-" + k + "-start", new byte[0], what + " to start", barrierWait);
         Result mine = targets.isEmpty() ? serve(k, bytes, buffer, slice) : initiate(k, row, buffer, slice);
+        if (mine == null) {
+            return null;
+        }
         Map<Integer, byte[]> all = group.exchange("row-" + k, JSON.writeValueAsBytes(mine), what + " to end",
                 barrierWait);
         return report(row, all);
     }
 
-    /** The initiator's row: warm-up, then measured iterations; its result. */
+    /** The initiator's row: warm-up, then measured iterations; its result, or null when stopped meanwhile. */
     private Result initiate(int k, FleetPlan.Row row, MemoryDescriptor buffer, long slice)
             throws InterruptedException {
         int n = targets.size();
@@ -186,6 +189,9 @@ final class FleetRunner {
         }
         Transfer[] inFlight = new Transfer[n];
         for (int w = 0; w < row.warmup(); w++) {
+            if (stop.getAsBoolean()) {
+                return null;
+            }
             iteration(peers, local, remote, null, inFlight, null);
         }
         Histogram latency = new Histogram(HIGHEST_NANOS, 3);
@@ -194,6 +200,9 @@ final class FleetRunner {
         long post = 0;
         long start = System.nanoTime();
         for (int i = 0; i < row.iterations(); i++) {
+            if (stop.getAsBoolean()) {
+                return null;
+            }
             long t0 = System.nanoTime();
             iteration(peers, local, remote, i == row.iterations() - 1 ? landed : null, inFlight, times);
             latency.recordValue(Math.max(1, Math.min(HIGHEST_NANOS, System.nanoTime() - t0)));
@@ -261,13 +270,16 @@ final class FleetRunner {
     /**
      * The target's row: waits for each initiator's last notification of the row (in slices, asking
      * etcd in between whether the run broke elsewhere), then, after a checked WRITE, checks each
-     * initiator's slice.
+     * initiator's slice. Null when stopped meanwhile.
      */
     private Result serve(int k, long bytes, MemoryDescriptor buffer, long slice) throws IOException {
         long deadline = System.nanoTime() + barrierWait.toNanos();
         for (int i : initiators) {
             byte[] note = landed(k, i, me);
             while (!node.awaitNotification(note, Duration.ofSeconds(1))) {
+                if (stop.getAsBoolean()) {
+                    return null;
+                }
                 String elsewhere = group.causeElsewhere();
                 if (elsewhere != null) {
                     throw new FleetException(elsewhere);

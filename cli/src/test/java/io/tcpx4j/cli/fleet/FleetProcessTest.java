@@ -188,6 +188,35 @@ class FleetProcessTest {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void sigtermOnOneWorkerEndsItWith143AndTheOthersWithWhy() throws Exception {
+        List<Worker> workers = startThree("sigterm", "--scheme", "onetomany",
+                "--block-sizes", "4K,8K,16K,32K,64K,128K,256K,512K", "--iterations", "2000", "--warmup", "2");
+        try {
+            String[] ranks = new String[3];
+            for (int i = 0; i < 3; i++) {
+                Matcher m = RANK.matcher(next(workers.get(i).errLines(), "fleet worker rank"));
+                assertThat(m.find()).isTrue();
+                ranks[i] = m.group(1);
+                next(workers.get(i).outLines(), "4096 ");
+            }
+            Worker stopped = workers.get(0);
+            new ProcessBuilder("kill", "-TERM", Long.toString(stopped.process().pid())).inheritIO().start().waitFor();
+            assertThat(stopped.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+            String stoppedErr = stopped.err().get(10, TimeUnit.SECONDS);
+            assertThat(stopped.process().exitValue()).as(stoppedErr).isEqualTo(143);
+            assertThat(stoppedErr).contains("tcpx4j: bench interrupted: ");
+            for (Worker w : workers.subList(1, 3)) {
+                assertThat(w.process().waitFor(60, TimeUnit.SECONDS)).as("ended after the signal").isTrue();
+                String err = w.err().get(10, TimeUnit.SECONDS);
+                assertThat(w.process().exitValue()).as(err).isEqualTo(1);
+                assertThat(err).contains("worker rank " + ranks[0] + " failed: it was stopped (SIGINT or SIGTERM)");
+            }
+        } finally {
+            stopAll(workers);
+        }
+    }
+
     /** The next line of {@code lines} that contains {@code text}, skipping others; fails after 240 s. */
     private static String next(LinkedBlockingQueue<String> lines, String text) throws InterruptedException {
         while (true) {
