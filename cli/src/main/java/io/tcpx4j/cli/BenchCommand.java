@@ -3,6 +3,7 @@ package io.tcpx4j.cli;
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.cli.fleet.FleetOptions;
 import io.tcpx4j.domain.Progress.Driver;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -64,6 +65,9 @@ final class BenchCommand implements Callable<Integer> {
 
     @Mixin
     OobOptions oob;
+
+    @Mixin
+    FleetOptions fleet;
 
     @Option(names = "--op", paramLabel = "read|write", defaultValue = "write",
             description = "write: the initiator pushes into the target; read: it pulls. Default: ${DEFAULT-VALUE}.")
@@ -185,7 +189,8 @@ final class BenchCommand implements Callable<Integer> {
     HostPort peer;
 
     @Option(names = "--peer-wait", paramLabel = "SECONDS", defaultValue = "30",
-            description = "Initiator: how long to retry connecting to --peer while the target starts. Default: ${DEFAULT-VALUE}.")
+            description = "Initiator: how long to retry connecting to --peer while the target starts; fleet run: how long"
+                    + " to wait for all workers to join. Default: ${DEFAULT-VALUE}.")
     int peerWait;
 
     /** Set by tests: a progress bar to use instead of the console one. */
@@ -270,7 +275,9 @@ final class BenchCommand implements Callable<Integer> {
         // without -v a failed run says why in one line; the engine's warnings on the way would repeat it
         Logs.Held warnings = engine.verbose ? null : Logs.hold();
         try {
-            if (role == Role.INITIATOR) {
+            if (fleet.enabled()) {
+                rows = FleetBench.run(settings, engine, fleet, peerWait, onRow, () -> stoppedBy != 0, io.err());
+            } else if (role == Role.INITIATOR) {
                 rows = runInitiator(settings, progress);
             } else {
                 rows = runEmbedded(settings, progress);
@@ -325,8 +332,14 @@ final class BenchCommand implements Callable<Integer> {
         return format != null ? format : Format.TABLE;
     }
 
-    /** Whether rows get the raw baseline: --baseline, else on except for nixlbench's columns. */
+    /**
+     * Whether rows get the raw baseline: never in a fleet run (its workers have no socket pair to time), else
+     * --baseline, else on except for nixlbench's columns.
+     */
     private boolean baseline() {
+        if (fleet.enabled()) {
+            return false;
+        }
         return baseline != null ? baseline : format() != Format.NIXLBENCH;
     }
 
@@ -349,7 +362,7 @@ final class BenchCommand implements Callable<Integer> {
 
     /** DRAM runs: fails with one line (exit 2) before allocating more host memory than is available. */
     private void checkHostMemory(BenchSettings s) {
-        boolean embedded = role == null;
+        boolean embedded = role == null && !fleet.enabled();
         int hostBuffers = (s.initiatorMemory() == MemoryKind.DRAM ? 1 : 0)
                 + (embedded && s.targetMemory() == MemoryKind.DRAM ? 1 : 0);
         if (hostBuffers == 0) {
@@ -408,7 +421,7 @@ final class BenchCommand implements Callable<Integer> {
         if (problem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), problem);
         }
-        BenchSettings.Mode mode = role == null ? BenchSettings.Mode.EMBEDDED
+        BenchSettings.Mode mode = fleet.enabled() ? BenchSettings.Mode.FLEET : role == null ? BenchSettings.Mode.EMBEDDED
                 : role == Role.INITIATOR ? BenchSettings.Mode.INITIATOR : BenchSettings.Mode.TARGET;
         return new BenchSettings(engine.transport, mode, op,
                 initiatorSegType != null ? initiatorSegType : engine.memory,
@@ -452,6 +465,14 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (busy < 0 || busy > BusyLoops.MAX) {
             return "--busy must be 0.." + BusyLoops.MAX + ", was " + busy;
+        }
+        String fleetProblem = fleet.problem(role != null || peer != null || listen != null);
+        if (fleetProblem != null) {
+            return fleetProblem;
+        }
+        if (fleet.enabled() && (initiatorSegType != null || targetSegType != null)) {
+            return "--initiator-seg-type and --target-seg-type are for one initiator and one target: a fleet worker"
+                    + " is both, with the memory of --mem";
         }
         if (peerWait < 0) {
             return "--peer-wait must be at least 0 seconds, was " + peerWait;

@@ -8,7 +8,7 @@ import java.util.List;
  * What one bench run does, after defaults are applied and flags validated.
  *
  * @param transport        transport of both engines
- * @param mode             embedded (both engines here), initiator or target
+ * @param mode             embedded (both engines here), initiator or target, or a worker of a fleet run
  * @param op               WRITE (initiator pushes) or READ (initiator pulls)
  * @param initiatorMemory  DRAM or VRAM of the initiator's buffer
  * @param targetMemory     DRAM or VRAM of the target's buffer
@@ -50,7 +50,7 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind initi
     /** With {@link #warmupBounded}: warm-up transfers per measured transfer of the run, at most. */
     static final int WARMUP_PER_MEASURED = 10;
 
-    enum Mode { EMBEDDED, INITIATOR, TARGET }
+    enum Mode { EMBEDDED, INITIATOR, TARGET, FLEET }
 
     enum Op { READ, WRITE }
 
