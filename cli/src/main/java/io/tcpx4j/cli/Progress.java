@@ -40,7 +40,12 @@ class Progress {
 
     /** A bar on {@code err}, redrawn at most every 100 ms. */
     static Progress bar(PrintStream err) {
-        return new Progress(err, Style.BAR, REDRAW_NANOS, System::nanoTime);
+        return bar(err, System::nanoTime);
+    }
+
+    /** A bar on {@code err}, redrawn at most every 100 ms of {@code clock}. */
+    static Progress bar(PrintStream err, LongSupplier clock) {
+        return new Progress(err, Style.BAR, REDRAW_NANOS, clock);
     }
 
     /** A line on {@code err} each {@code intervalNanos} of {@code clock} while the run goes on. */

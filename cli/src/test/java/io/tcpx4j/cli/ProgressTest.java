@@ -16,14 +16,19 @@ class ProgressTest {
     @Test
     void theBarIsWeightedByTransfersAndClearsAtTheEnd() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        Progress p = Progress.bar(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        AtomicLong now = new AtomicLong(SECOND);
+        Progress p = Progress.bar(new PrintStream(bytes, true, StandardCharsets.UTF_8), now::get);
         p.start(200);
         p.phase("row 1 of 2: 4K x 1");
         p.advance(100);
+        now.addAndGet(SECOND / 20);
         p.advance(50); // within 100 ms: not redrawn
         String drawn = bytes.toString(StandardCharsets.UTF_8);
         assertThat(drawn).startsWith("\r[" + "#".repeat(15) + " ".repeat(15) + "] 50% row 1 of 2: 4K x 1")
                 .doesNotContain("75%");
+        now.addAndGet(SECOND / 10);
+        p.advance(10); // 100 ms after the last draw: redrawn
+        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("] 80% row 1 of 2");
         p.finish();
         assertThat(bytes.toString(StandardCharsets.UTF_8)).endsWith("\r\u001b[K");
     }
