@@ -67,11 +67,10 @@ class ChunkPlan {
      * turn, so a transfer whose chunk count is not a multiple of the channel count, or whose chunks
      * differ in size, loads one channel more than another. Such a transfer is cut into equal chunks, a
      * whole number per channel (its total over the chunk count rounded up to whole rounds, a multiple of
-     * 4 KiB, at least {@link #SPREAD_FLOOR}), where that takes no more chunks than those rounds: on two channels a lone 256 KiB descriptor goes as two 128 KiB
-     * chunks side by side instead of one chunk on one channel, 600 KiB as 300 + 300 instead of 512 + 88,
-     * 1.5 MiB as four of 384 KiB instead of three of 512 with two on one channel, 2.5 MiB as six of 428
-     * KiB instead of five (256 and 512 KiB 0.6–0.8× the time on a 16-CPU host, 1.5 MiB 0.7–0.8× on two
-     * CPUs; a 128 KiB descriptor as two of 64 KiB was no faster: commits 1e8a636, 5fbc415). Descriptors that
+     * 4 KiB, at least {@link #SPREAD_FLOOR}), where that takes no more chunks than those rounds: on two
+     * channels a lone 256 KiB descriptor goes as two 128 KiB chunks side by side instead of one chunk on
+     * one channel, 600 KiB as 300 + 300 instead of 512 + 88, 1.5 MiB as four of 384 KiB instead of three
+     * of 512 with two on one channel. Below the floor the per-chunk work outweighs the spread. Descriptors that
      * would split into more pieces at the smaller size keep {@code chunkSize}. {@code packing} is the
      * transfer's; a plan caps it at the chunk size.
      */

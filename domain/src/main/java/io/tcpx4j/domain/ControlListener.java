@@ -26,8 +26,7 @@ final class ControlListener {
     private final ServerSocketChannel server;
     /**
      * Asked before each accept: an accept that finds no connection still makes and frees a socket in
-     * the kernel (about 14 us of a polling host's thread on the 2-core box), a poll of this selector
-     * does not.
+     * the kernel, a poll of this selector does not.
      */
     private final Selector pending;
     private final String advertiseHost;

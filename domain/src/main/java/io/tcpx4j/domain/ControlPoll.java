@@ -13,7 +13,7 @@ import java.util.function.Consumer;
 /**
  * Which connections have control bytes to read, found with one {@code selectNow} per duty cycle: an
  * agent serving many peers would otherwise spend a read system call per connection per cycle, most of
- * them finding nothing (the target of a 32-way fan-in spent 56 % of its agent's CPU so). A selector
+ * them finding nothing. A selector
  * of its own rather than {@link Readiness}'s: that one is held by the agent thread while it blocks,
  * and a caller running a duty cycle meanwhile must not wait for it.
  *

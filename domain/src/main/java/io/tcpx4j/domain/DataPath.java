@@ -241,7 +241,7 @@ final class DataPath implements ChunkPipeline.Completions {
     /**
      * The chunk size to announce for data this side sends: equal chunks over the channels
      * ({@link ChunkPlan#spreadChunk}) while no chunk of this connection waits to be posted; behind others
-     * the channels are busy anyway and smaller chunks only add per-chunk work (commit 2d54171).
+     * the channels are busy anyway and smaller chunks only add per-chunk work.
      */
     private int sendChunk(long[] lengths, Packing packing) {
         return pipeline.sendsIdle() ? ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), packing, channels.size())

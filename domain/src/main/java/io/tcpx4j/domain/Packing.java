@@ -20,16 +20,16 @@ record Packing(int limit, int chunk) {
     static final Packing NONE = new Packing(0, 0);
 
     /**
-     * Most bytes of a packed chunk of host memory. The CPU copies it on both sides; at this size the copies
-     * of one chunk overlap the wire time of its neighbours, where 512 KiB chunks moved 16 KiB × 256 and
-     * 64 KiB × 64 posts up to a third slower (commit d20ce0d).
+     * Most bytes of a packed chunk of host memory. The CPU copies it on both sides; a chunk this small lets
+     * the copies of one chunk overlap the wire time of its neighbours, which larger chunks do not
+     * (docs/PERFORMANCE.md).
      */
     static final int HOST_CHUNK = 128 * 1024;
 
     /**
-     * Most bytes of a packed chunk of device memory. The unpack kernel gathers and scatters it at hundreds
-     * of GB/s, so what counts is the cost per chunk (a transport request, a staging buffer, a launch):
-     * 64 KiB descriptors eight to a chunk moved 1.2–1.4× as fast as two to a chunk (same page).
+     * Most bytes of a packed chunk of device memory. The unpack kernel gathers and scatters far faster
+     * than the wire moves bytes, so what counts is the cost per chunk (a transport request, a staging
+     * buffer, a launch): fewer, larger chunks.
      */
     static final int DEVICE_CHUNK = 512 * 1024;
 
