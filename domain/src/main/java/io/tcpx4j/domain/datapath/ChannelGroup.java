@@ -7,7 +7,6 @@ import io.tcpx4j.domain.registration.RegistrationGroup;
 
 import java.util.Iterator;
 import java.util.Set;
-import java.util.function.Consumer;
 import java.util.function.IntUnaryOperator;
 
 /**
@@ -31,13 +30,12 @@ public final class ChannelGroup {
         Channel[] chs = new Channel[count];
         try {
             for (int i = 0; i < count; i++) {
-                chs[i] = new Channel(deviceFor.applyAsInt(i));
-                chs[i].listener = transport.listen(chs[i].device);
+                chs[i] = new Channel(transport, deviceFor.applyAsInt(i));
             }
         } catch (RuntimeException e) {
             for (Channel ch : chs) {
                 if (ch != null) {
-                    closeQuietly(ch.listener, transport::closeListen);
+                    ch.close(transport);
                 }
             }
             throw e;
@@ -57,7 +55,7 @@ public final class ChannelGroup {
     public byte[][] handles() {
         byte[][] handles = new byte[channels.length][];
         for (int i = 0; i < channels.length; i++) {
-            handles[i] = channels[i].listener.handle();
+            handles[i] = channels[i].handle();
         }
         return handles;
     }
@@ -68,36 +66,20 @@ public final class ChannelGroup {
             throw disconnect("peer sent " + handles.length + " handles for " + channels.length + " channels");
         }
         for (int i = 0; i < channels.length; i++) {
-            if (channels[i].peerHandle != null) {
-                throw disconnect("peer sent HANDLES twice");
-            }
-            channels[i].peerHandle = handles[i];
+            channels[i].peerHandle(handles[i]);
         }
     }
 
-    boolean isReady() {
+    public boolean isReady() {
         return ready;
     }
 
     /** Connects and accepts the channels' comms; returns work done. {@link #isReady()} once all are up. */
-    int setUp(String engineName, String peerName) {
+    public int setUp(String engineName, String peerName) {
         int work = 0;
         boolean all = true;
         for (Channel ch : channels) {
-            if (ch.send == null && ch.peerHandle != null) {
-                ch.send = transport.connect(ch.device, ch.peerHandle);
-                if (ch.send != null) {
-                    work++;
-                }
-            }
-            if (ch.recv == null) {
-                ch.recv = transport.accept(ch.listener);
-                if (ch.recv != null) {
-                    transport.closeListen(ch.listener);
-                    ch.listener = null;
-                    work++;
-                }
-            }
+            work += ch.setUp(transport);
             all &= ch.ready();
         }
         if (all) {
@@ -121,11 +103,11 @@ public final class ChannelGroup {
     /** Drops the group's registrations on every comm. */
     private void forget(RegistrationGroup g) {
         for (Channel ch : channels) {
-            if (ch.send != null) {
-                g.forget(transport, ch.send);
+            if (ch.send() != null) {
+                g.forget(transport, ch.send());
             }
-            if (ch.recv != null) {
-                g.forget(transport, ch.recv);
+            if (ch.recv() != null) {
+                g.forget(transport, ch.recv());
             }
         }
     }
@@ -136,27 +118,12 @@ public final class ChannelGroup {
             forget(g);
         }
         for (Channel ch : channels) {
-            closeQuietly(ch.send, transport::closeSend);
-            closeQuietly(ch.recv, transport::closeRecv);
-            closeQuietly(ch.listener, transport::closeListen);
-            ch.send = null;
-            ch.recv = null;
-            ch.listener = null;
-        }
-    }
-
-    private static <T> void closeQuietly(T comm, Consumer<T> close) {
-        if (comm != null) {
-            try {
-                close.accept(comm);
-            } catch (RuntimeException ignored) {
-                // closing a failed comm may fail too; nothing else to release
-            }
+            ch.close(transport);
         }
     }
 
     /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
-    int outstandingRequests() {
+    public int outstandingRequests() {
         int n = 0;
         for (Channel ch : channels) {
             n += ch.outstanding();

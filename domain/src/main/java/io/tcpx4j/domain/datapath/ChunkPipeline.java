@@ -31,10 +31,10 @@ import java.util.Set;
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()}.
  */
-final class ChunkPipeline {
+public final class ChunkPipeline {
 
     /** Told when the last chunk of a plan completed (a send tested done, a receive consumed). */
-    interface Completions {
+    public interface Completions {
         void sent(OutOp op);
 
         void received(InOp op);
@@ -44,20 +44,18 @@ final class ChunkPipeline {
     private final Unpacker unpacker;
     private final RegionRegistry registry;
     private final ChannelGroup channels;
-    private final Completions completions;
     private final Lane out;
     private final Lane in;
     private final Set<RegistrationGroup> registered = Collections.newSetFromMap(new IdentityHashMap<>());
     /** The registry's retirement count when this pipeline last dropped its registrations of retired groups. */
     private long retirementsSeen;
 
-    ChunkPipeline(NetTransport transport, Unpacker unpacker, RegionRegistry registry, ChannelGroup channels,
-                  EngineConfig cfg, Completions completions) {
+    public ChunkPipeline(NetTransport transport, Unpacker unpacker, RegionRegistry registry, ChannelGroup channels,
+                         EngineConfig cfg) {
         this.transport = transport;
         this.unpacker = unpacker;
         this.registry = registry;
         this.channels = channels;
-        this.completions = completions;
         this.out = new Lane(true, cfg.sendWindow(), registry.memory());
         this.in = new Lane(false, cfg.recvWindow(), registry.memory());
     }
@@ -72,8 +70,11 @@ final class ChunkPipeline {
         in.queue.add(op);
     }
 
-    /** One pass over the transport: completions first, so that freed slots are posted again at once. */
-    int progress() {
+    /**
+     * One pass over the transport: completions first (the last chunk of a plan reported to
+     * {@code completions}), so that freed slots are posted again at once.
+     */
+    public int progress(Completions completions) {
         if (!channels.isReady()) {
             return 0;
         }
@@ -81,9 +82,9 @@ final class ChunkPipeline {
             retirementsSeen = registry.retirements();
             channels.dropRetired(registered);
         }
-        int work = testSends();
+        int work = testSends(completions);
         work += testReceives();
-        work += consumeReceives();
+        work += consumeReceives(completions);
         work += post(in);
         work += post(out);
         return work;
@@ -105,8 +106,8 @@ final class ChunkPipeline {
                     break;
                 }
                 int staged = lane.gathered.headStaged();
-                NetRequest req = transport.isend(ch.send, lane.address(staged), lane.gathered.headLength(),
-                        (int) lane.seq, registration(ring, lane.region(staged).group, ch.send));
+                NetRequest req = transport.isend(ch.send(), lane.address(staged), lane.gathered.headLength(),
+                        (int) lane.seq, registration(ring, lane.region(staged).group, ch.send()));
                 if (req == null) {
                     break;
                 }
@@ -162,9 +163,9 @@ final class ChunkPipeline {
             }
             NetRequest req;
             if (lane.sends) {
-                req = transport.isend(ch.send, address, len, (int) lane.seq, registration(ring, region.group, ch.send));
+                req = transport.isend(ch.send(), address, len, (int) lane.seq, registration(ring, region.group, ch.send()));
             } else {
-                req = transport.irecv(ch.recv, address, len, (int) lane.seq, registration(ring, region.group, ch.recv));
+                req = transport.irecv(ch.recv(), address, len, (int) lane.seq, registration(ring, region.group, ch.recv()));
             }
             if (req == null) {
                 if (staged >= 0) {
@@ -255,7 +256,7 @@ final class ChunkPipeline {
         return mr;
     }
 
-    private int testSends() {
+    private int testSends(Completions completions) {
         int work = 0;
         for (int i = 0; i < channels.size(); i++) {
             Channel ch = channels.get(i);
@@ -266,9 +267,8 @@ final class ChunkPipeline {
                     out.give(staged);
                 }
                 OutOp op = (OutOp) ch.tx.retireUntested();
-                op.completed++;
                 work++;
-                if (op.allCompleted()) {
+                if (op.chunkCompleted()) {
                     completions.sent(op);
                 }
             }
@@ -334,7 +334,7 @@ final class ChunkPipeline {
         return true;
     }
 
-    private int consumeReceives() {
+    private int consumeReceives(Completions completions) {
         int work = 0;
         for (int i = 0; i < channels.size(); i++) {
             Channel ch = channels.get(i);
@@ -343,7 +343,7 @@ final class ChunkPipeline {
                 if (ticket != 0 && !unpacker.isDone(ticket)) {
                     break;
                 }
-                transport.consumed(ch.recv, ch.rx.headRequest());
+                transport.consumed(ch.recv(), ch.rx.headRequest());
                 int staged = ch.rx.headStaged();
                 if (staged >= 0) {
                     // a host buffer it landed in; runs scattered by the unpacker have an empty run left here
@@ -353,9 +353,8 @@ final class ChunkPipeline {
                     in.give(staged);
                 }
                 InOp op = (InOp) ch.rx.retire();
-                op.completed++;
                 work++;
-                if (op.allCompleted()) {
+                if (op.chunkCompleted()) {
                     completions.received(op);
                 }
             }
@@ -364,7 +363,7 @@ final class ChunkPipeline {
     }
 
     /** Whether nothing is on the transport or waiting to be posted. */
-    boolean quiet() {
+    public boolean quiet() {
         return out.queue.isEmpty() && in.queue.isEmpty() && out.gathered.isEmpty()
                 && channels.outstandingRequests() == 0;
     }
@@ -375,11 +374,6 @@ final class ChunkPipeline {
      */
     boolean sendsIdle() {
         return out.queue.isEmpty() && out.gathered.isEmpty();
-    }
-
-    /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
-    int outstandingRequests() {
-        return channels.outstandingRequests();
     }
 
     /** Drops what is queued, the registrations made on the comms, and closes the comms. */

@@ -38,8 +38,8 @@ class ChunkPlan {
     /** End (exclusive) of the packed run starting at {@code desc}, or -1 if the next chunk is not packed. */
     private int runEnd;
     private int runBytes;
-    long posted;
-    long completed;
+    private long posted;
+    private long completed;
 
     ChunkPlan(long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize) {
         this(xferId, addresses, lengths, regions, chunkSize, Packing.NONE, false);
@@ -203,8 +203,23 @@ class ChunkPlan {
         }
     }
 
+    /** Chunks posted so far. */
+    final long posted() {
+        return posted;
+    }
+
     final boolean allCompleted() {
         return completed == chunks;
+    }
+
+    /** Counts one more chunk completed (a send tested done, a receive consumed); true if it was the last. */
+    final boolean chunkCompleted() {
+        return ++completed == chunks;
+    }
+
+    /** Counts every chunk completed at once (the bytes travelled inside the announcing frame). */
+    final void allChunksCompleted() {
+        completed = chunks;
     }
 
     /** Whether the chunks are drained into a discard buffer instead of this plan's regions. */

@@ -75,10 +75,13 @@ public final class DataPath implements ChunkPipeline.Completions {
     /** Largest WRITE sent inline: the lower of both sides' limits (a target many peers write into lowers its own). */
     private final int writeInlineLimit;
 
-    /** {@code deliver} takes the notifications that arrive; {@code peerInlineLimit}: as the peer's handshake said. */
-    public DataPath(String engineName, String peerName, EngineConfig cfg, NetTransport transport, Unpacker unpacker,
-             RegionRegistry registry, FrameWriter writer, Consumer<byte[]> deliver, ChannelGroup channels,
-             int peerInlineLimit) {
+    /**
+     * {@code deliver} takes the notifications that arrive; {@code pipeline} moves the chunks over
+     * {@code channels}; {@code peerInlineLimit}: as the peer's handshake said.
+     */
+    public DataPath(String engineName, String peerName, EngineConfig cfg, Unpacker unpacker, RegionRegistry registry,
+                    FrameWriter writer, Consumer<byte[]> deliver, ChannelGroup channels, ChunkPipeline pipeline,
+                    int peerInlineLimit) {
         this.engineName = engineName;
         this.writeInlineLimit = Math.min(cfg.inlineLimit(), peerInlineLimit);
         this.peerName = peerName;
@@ -88,16 +91,7 @@ public final class DataPath implements ChunkPipeline.Completions {
         this.deliver = deliver;
         this.channels = channels;
         this.unpacker = unpacker;
-        this.pipeline = new ChunkPipeline(transport, unpacker, registry, channels, cfg, this);
-    }
-
-    /** Channel set-up until every comm is up; returns work done. */
-    public int setUp() {
-        return channels.isReady() ? 0 : channels.setUp(engineName, peerName);
-    }
-
-    public boolean isReady() {
-        return channels.isReady();
+        this.pipeline = pipeline;
     }
 
     /** Takes a frame of the data protocol; false if {@code f} is not one. */
@@ -155,7 +149,7 @@ public final class DataPath implements ChunkPipeline.Completions {
                     p.localAddresses(), (int) p.xfer().bytes);
             OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
                     Packing.NONE);
-            op.completed = op.chunks; // the bytes left with the frame
+            op.allChunksCompleted(); // the bytes left with the frame
             awaitingAck.put(op.xferId, op);
             live.add(op);
         } else {
@@ -187,11 +181,9 @@ public final class DataPath implements ChunkPipeline.Completions {
 
     private void onWriteAck(ControlFrame.WriteAck a) {
         OutOp op = awaitingAck.get(a.xfer());
-        if (op == null || op.acked) {
+        if (op == null || !op.ack(a.nixlStatus())) {
             throw disconnect("WRITE_ACK for unknown transfer " + a.xfer());
         }
-        op.acked = true;
-        op.ackStatus = a.nixlStatus();
         maybeFinishWrite(op);
     }
 
@@ -299,7 +291,7 @@ public final class DataPath implements ChunkPipeline.Completions {
     private void receive(InOp op) {
         live.add(op);
         if (op.chunks == 0) {
-            finishIn(op);
+            received(op);
         } else {
             pipeline.receive(op);
         }
@@ -311,12 +303,7 @@ public final class DataPath implements ChunkPipeline.Completions {
         return kind != null && unpacker.reaches(kind);
     }
 
-    // ------------------------------------------------------------------ progress
-
-    /** One pass over the transport; returns work done. */
-    public int progress() {
-        return pipeline.progress();
-    }
+    // ------------------------------------------------------------------ completions
 
     @Override
     public void sent(OutOp op) {
@@ -328,27 +315,23 @@ public final class DataPath implements ChunkPipeline.Completions {
         }
     }
 
-    @Override
-    public void received(InOp op) {
-        finishIn(op);
-    }
-
     private void maybeFinishWrite(OutOp op) {
-        if (!op.acked || !op.allCompleted()) {
+        if (!op.finished()) {
             return;
         }
         awaitingAck.remove(op.xferId);
         live.remove(op);
         op.releaseRegions();
-        if (op.ackStatus == 0) {
+        if (op.ackStatus() == 0) {
             op.xfer.succeed();
         } else {
-            op.xfer.fail(new TransferException(Code.ofNixlStatus(op.ackStatus),
+            op.xfer.fail(new TransferException(Code.ofNixlStatus(op.ackStatus()),
                     "peer " + peerName + " refused the WRITE (a remote range is outside its registered memory?)"));
         }
     }
 
-    private void finishIn(InOp op) {
+    @Override
+    public void received(InOp op) {
         live.remove(op);
         op.releaseRegions();
         if (op.xfer == null) {
@@ -385,16 +368,6 @@ public final class DataPath implements ChunkPipeline.Completions {
         awaitingData.clear();
         awaitingAck.clear();
         pipeline.close();
-    }
-
-    /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
-    public int outstandingRequests() {
-        return pipeline.outstandingRequests();
-    }
-
-    /** Whether nothing is on the transport or waiting to be posted (announced transfers may await frames). */
-    public boolean quiet() {
-        return pipeline.quiet();
     }
 
     /** Transfers in flight (announced or awaiting their data); a racy read from any thread. */

@@ -13,12 +13,32 @@ final class OutOp extends ChunkPlan {
 
     /** The local transfer (WRITE initiator); null on the target side of a READ. */
     final Xfer xfer;
-    boolean acked;
-    int ackStatus;
+    private boolean acked;
+    private int ackStatus;
 
     OutOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize,
           Packing packing) {
         super(xferId, addresses, lengths, regions, chunkSize, packing, false);
         this.xfer = xfer;
+    }
+
+    /** Takes the target's WRITE_ACK with its status; false if one came already. */
+    boolean ack(int status) {
+        if (acked) {
+            return false;
+        }
+        acked = true;
+        ackStatus = status;
+        return true;
+    }
+
+    /** Whether the target's WRITE_ACK came and every chunk was sent: the WRITE may end. */
+    boolean finished() {
+        return acked && allCompleted();
+    }
+
+    /** The status of the target's WRITE_ACK (0: accepted). */
+    int ackStatus() {
+        return ackStatus;
     }
 }

@@ -6,12 +6,12 @@ import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.control.ControlPoll;
 import io.tcpx4j.domain.control.ControlStream;
 import io.tcpx4j.domain.datapath.ChannelGroup;
+import io.tcpx4j.domain.datapath.ChunkPipeline;
 import io.tcpx4j.domain.datapath.DataPath;
 import io.tcpx4j.domain.idle.Readiness;
 import io.tcpx4j.domain.log.RateLimitedLog;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
-import io.tcpx4j.domain.transfer.Post;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -58,7 +58,9 @@ final class Connection {
     private final Supplier<Object> name = this::peerName;
     private final Consumer<ControlFrame> onFrame = this::handle;
     private int dataWork;
-    /** Set once on the agent; stats() reads it racily (DataPath's own fields are final). */
+    // set once on the agent when the handshake is done; stats() reads channels racily
+    private ChannelGroup channels;
+    private ChunkPipeline pipeline;
     private DataPath data;
     private boolean failed;
 
@@ -119,7 +121,7 @@ final class Connection {
         return switch (state) {
             case CLOSED, CONNECTING -> true;
             case AWAIT_HELLO, AWAIT_PROOF, HELLO_SENT, PROOF_SENT -> control.settled();
-            case ESTABLISHED -> control.settled() && (transportSignals || data.isReady() && data.quiet());
+            case ESTABLISHED -> control.settled() && (transportSignals || channels.isReady() && pipeline.quiet());
         };
     }
 
@@ -151,13 +153,13 @@ final class Connection {
             }
             boolean pollDecides = polled && state == State.ESTABLISHED;
             if (control.readDue(now, pollDecides,
-                    !pollDecides && dataWork == 0 && (state != State.ESTABLISHED || data.quiet()))) {
+                    !pollDecides && dataWork == 0 && (state != State.ESTABLISHED || pipeline.quiet()))) {
                 work += readControl(now);
             }
             dataWork = 0;
             if (state == State.ESTABLISHED) {
                 work += setUpChannels(now);
-                dataWork = data.progress();
+                dataWork = pipeline.progress(data);
                 work += dataWork;
             }
             work += checkTimeouts(now);
@@ -173,9 +175,11 @@ final class Connection {
     }
 
     private int setUpChannels(long now) {
-        boolean wasReady = data.isReady();
-        int work = data.setUp();
-        if (!wasReady && data.isReady()) {
+        if (channels.isReady()) {
+            return 0;
+        }
+        int work = channels.setUp(ctx.name(), peerName);
+        if (channels.isReady()) {
             lastRecvNanos = now; // the peer's silence is measured from when the channels are up
         }
         return work;
@@ -210,7 +214,7 @@ final class Connection {
     }
 
     private int checkTimeouts(long now) {
-        if (state == State.ESTABLISHED && data.isReady()) {
+        if (state == State.ESTABLISHED && channels.isReady()) {
             if (now - lastRecvNanos > cfg.peerTimeout().toNanos()) {
                 fail(disconnect("peer " + peerName() + " silent for " + cfg.peerTimeout().toMillis() + " ms", null));
                 return 1;
@@ -332,18 +336,19 @@ final class Connection {
 
     /** {@code peerInlineLimit}: the most bytes the peer takes in one WRITE_INLINE, as its handshake said. */
     private void establish(int channelCount, int peerInlineLimit) {
-        ChannelGroup channels = new ChannelGroup(ctx.transport(), channelCount, ctx::deviceFor);
-        data = new DataPath(ctx.name(), peerName, cfg, ctx.transport(), ctx.unpacker(), ctx.registry(), writer,
-                events::deliver, channels, peerInlineLimit);
+        channels = new ChannelGroup(ctx.transport(), channelCount, ctx::deviceFor);
+        pipeline = new ChunkPipeline(ctx.transport(), ctx.unpacker(), ctx.registry(), channels, cfg);
+        data = new DataPath(ctx.name(), peerName, cfg, ctx.unpacker(), ctx.registry(), writer, events::deliver,
+                channels, pipeline, peerInlineLimit);
         state = State.ESTABLISHED;
         lastRecvNanos = ctx.now();
         writer.handles(channels.handles());
         events.established();
     }
 
-    /** Announces and queues a validated post (the connection is established). */
-    void start(Post p) {
-        data.start(p);
+    /** The transfers of this connection: where a validated post starts, once the connection is established. */
+    DataPath transfers() {
+        return data;
     }
 
     void sendNotification(byte[] message) {
@@ -400,8 +405,8 @@ final class Connection {
 
     /** Requests held on the transport right now (for leak checks); a racy read from any thread. */
     int outstandingRequests() {
-        DataPath d = data;
-        return d == null ? 0 : d.outstandingRequests();
+        ChannelGroup c = channels;
+        return c == null ? 0 : c.outstandingRequests();
     }
 
     /** Transfers in flight; a racy read from any thread. */

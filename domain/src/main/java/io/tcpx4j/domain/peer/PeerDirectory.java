@@ -11,7 +11,6 @@ import io.tcpx4j.domain.protocol.RegionMetadata;
 import io.tcpx4j.domain.transfer.Post;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,9 +49,7 @@ public final class PeerDirectory {
     // ------------------------------------------------------------------ peers (any thread)
 
     public void loadPeer(String name, ConnInfo info) {
-        Peer p = peers.computeIfAbsent(name, Peer::new);
-        p.address = new InetSocketAddress(info.host(), info.portFor(ctx.name()));
-        p.info = info;
+        peers.computeIfAbsent(name, Peer::new).load(info, ctx.name());
     }
 
     public void loadRemoteMetadata(RegionMetadata md) {
@@ -79,9 +76,9 @@ public final class PeerDirectory {
 
     /** Starts {@code post} on the peer's connection, or queues it and dials if there is none. */
     public void post(Peer p, Post post) {
-        Connection c = p.conn;
+        Connection c = p.connection();
         if (c != null && c.isEstablished()) {
-            c.start(post);
+            c.transfers().start(post);
         } else {
             enqueue(p, new PendingWork.Transfer(post));
         }
@@ -89,7 +86,7 @@ public final class PeerDirectory {
 
     /** Sends {@code message} to the peer, or queues it and dials if there is no connection. */
     public void sendNotification(Peer p, byte[] message) {
-        Connection c = p.conn;
+        Connection c = p.connection();
         if (c != null && c.isEstablished()) {
             c.sendNotification(message);
         } else {
@@ -98,25 +95,21 @@ public final class PeerDirectory {
     }
 
     private void enqueue(Peer p, PendingWork work) {
-        Connection c = p.conn;
-        if (p.pending.isEmpty()) {
-            p.pendingSince = ctx.now();
-        }
-        p.pending.add(work);
-        if (c == null) {
+        p.queue(work, ctx.now());
+        if (p.connection() == null) {
             dial(p);
         }
     }
 
     public void connect(Peer p) {
-        if (p.conn == null) {
+        if (p.connection() == null) {
             dial(p);
         }
     }
 
     public void disconnect(Peer p, TransferException reason) {
-        if (p.conn != null) {
-            p.conn.bye(reason);
+        if (p.connection() != null) {
+            p.connection().bye(reason);
         }
         failPending(p, reason);
     }
@@ -178,11 +171,11 @@ public final class PeerDirectory {
     public int housekeeping(long now) {
         int work = 0;
         for (Peer p : peers.values()) {
-            if (p.conn == null && !p.pending.isEmpty()) {
-                if (now - p.pendingSince > ctx.config().connectTimeout().toNanos()) {
+            if (p.connection() == null && p.hasPending()) {
+                if (now - p.pendingSince() > ctx.config().connectTimeout().toNanos()) {
                     failPending(p, new TransferException(Code.REMOTE_DISCONNECT, "no connection to " + p.name
                             + " within " + ctx.config().connectTimeout().toMillis() + " ms"));
-                } else if (now - p.crossingLostAt > REDIAL_AFTER_CROSSING_NANOS) {
+                } else if (now - p.crossingLostAt() > REDIAL_AFTER_CROSSING_NANOS) {
                     dial(p);
                 }
                 work++;
@@ -211,7 +204,7 @@ public final class PeerDirectory {
     }
 
     private void dial(Peer p) {
-        ConnInfo info = p.info;
+        ConnInfo info = p.info();
         if (info == null) {
             failPending(p, new TransferException(Code.NOT_FOUND,
                     "peer " + p.name + " has no conn-info loaded and is not connected"));
@@ -219,19 +212,19 @@ public final class PeerDirectory {
         }
         try {
             Events events = new Events(p);
-            events.conn = Connection.dial(ctx, events, p.name, p.address, info.secret());
+            events.conn = Connection.dial(ctx, events, p.name, p.address(), info.secret());
             events.conn.watch(readiness, poll);
-            p.conn = events.conn;
+            p.connectedBy(events.conn);
             connections.add(events.conn);
         } catch (IOException | RuntimeException e) {
             failPending(p, new TransferException(Code.REMOTE_DISCONNECT,
-                    "cannot dial " + p.name + " at " + p.address + ": " + e, e));
+                    "cannot dial " + p.name + " at " + p.address() + ": " + e, e));
         }
     }
 
     private static void start(Connection c, PendingWork work) {
         if (work instanceof PendingWork.Transfer t) {
-            c.start(t.post());
+            c.transfers().start(t.post());
         } else {
             c.sendNotification(((PendingWork.Notify) work).message());
         }
@@ -239,7 +232,7 @@ public final class PeerDirectory {
 
     private static void failPending(Peer p, TransferException reason) {
         PendingWork work;
-        while ((work = p.pending.poll()) != null) {
+        while ((work = p.nextPending()) != null) {
             if (work instanceof PendingWork.Transfer t) {
                 t.post().releaseRegions();
                 t.post().xfer().fail(reason);
@@ -268,15 +261,6 @@ public final class PeerDirectory {
         return new Counts(conns, reqs, ops);
     }
 
-    /** Requests the connections hold on the transport; a racy read from any thread. */
-    int outstandingRequests() {
-        int reqs = 0;
-        for (int i = 0; i < connections.size(); i++) {
-            reqs += connections.get(i).outstandingRequests();
-        }
-        return reqs;
-    }
-
     /** One connection's view of the directory. */
     private final class Events implements ConnectionEvents {
 
@@ -294,7 +278,7 @@ public final class PeerDirectory {
                 return Handshake.misdirected(ctx, name);
             }
             Peer p = peers.computeIfAbsent(name, Peer::new);
-            Connection existing = p.conn;
+            Connection existing = p.connection();
             if (existing != null && existing != conn && !existing.isClosed()) {
                 boolean ourNameWins = ctx.name().compareTo(name) < 0;
                 if (existing.isDialer() && !existing.isEstablished()) {
@@ -313,14 +297,14 @@ public final class PeerDirectory {
                 }
             }
             peer = p;
-            p.conn = conn;
+            p.connectedBy(conn);
             return null;
         }
 
         @Override
         public void established() {
             PendingWork work;
-            while ((work = peer.pending.poll()) != null) {
+            while ((work = peer.nextPending()) != null) {
                 start(conn, work);
             }
         }
@@ -333,17 +317,13 @@ public final class PeerDirectory {
         @Override
         public void crossingLost() {
             connectionsClosed = true;
-            if (peer.conn == conn) {
-                peer.conn = null;
-                peer.crossingLostAt = ctx.now();
-            }
+            peer.crossingLost(conn, ctx.now());
         }
 
         @Override
         public void closed(TransferException reason) {
             connectionsClosed = true;
-            if (reason != null && peer != null && peer.conn == conn) {
-                peer.conn = null;
+            if (reason != null && peer != null && peer.drop(conn)) {
                 failPending(peer, reason);
             }
         }

@@ -77,7 +77,7 @@ public final class RegionRegistry implements LocalRegion.Owner {
             } else {
                 g = new RegistrationGroup(-1, m.address(), m.length(), PtrType.HOST);
             }
-            g.regions++;
+            g.addRegion();
             LocalRegion region = new LocalRegion(this, m, g, metadata);
             LocalRegion[] old = regions;
             LocalRegion[] next = Arrays.copyOf(old, old.length + 1);
@@ -131,7 +131,7 @@ public final class RegionRegistry implements LocalRegion.Owner {
         RegistrationGroup g = region.group;
         boolean last;
         synchronized (this) {
-            last = --g.regions == 0;
+            last = g.removeRegion();
             if (last && g.type == PtrType.CUDA) {
                 deviceGroups.remove(g.key);
             }

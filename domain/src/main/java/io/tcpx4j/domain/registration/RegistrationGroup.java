@@ -27,7 +27,8 @@ public final class RegistrationGroup {
     final long address;
     final long size;
     final PtrType type;
-    int regions;
+    /** Regions inside the group; guarded by the registry. */
+    private int regions;
     /** Comms do not override equals: keys compare by identity. */
     private final Map<Comm, MemoryRegistration> perComm = new ConcurrentHashMap<>();
     private final AtomicInteger generation = new AtomicInteger();
@@ -38,6 +39,16 @@ public final class RegistrationGroup {
         this.address = address;
         this.size = size;
         this.type = type;
+    }
+
+    /** One more region lies in the group (under the registry's lock). */
+    void addRegion() {
+        regions++;
+    }
+
+    /** A region of the group was deregistered (under the registry's lock); true if it was the last. */
+    boolean removeRegion() {
+        return --regions == 0;
     }
 
     /** The registration on {@code comm}, or null if this group is not registered there yet. */

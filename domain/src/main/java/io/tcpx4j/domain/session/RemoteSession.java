@@ -64,7 +64,7 @@ public final class RemoteSession implements Session {
 
     @Override
     public String peer() {
-        return peer.name;
+        return peer.name();
     }
 
     @Override
@@ -94,7 +94,7 @@ public final class RemoteSession implements Session {
             MemoryDescriptor published = peer.publishedRegion(r.address(), r.length());
             if (published == null) {
                 throw new TransferException(Code.NOT_FOUND, "remote descriptor " + i + " " + r
-                        + " is not inside a region " + peer.name + " published (load its metadata first)");
+                        + " is not inside a region " + peer.name() + " published (load its metadata first)");
             }
             regionOf[i] = published;
             remoteHost &= published.kind() == MemoryKind.DRAM;

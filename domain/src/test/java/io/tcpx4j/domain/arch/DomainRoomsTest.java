@@ -51,6 +51,11 @@ class DomainRoomsTest {
     }
 
     @Test
+    void fieldsAreWrittenOnlyByTheirOwner() {
+        DomainRooms.fieldsWrittenOnlyByTheirOwner(DOMAIN).check(CORE);
+    }
+
+    @Test
     void theCycleRuleFindsACycle() {
         String root = FIXTURE + ".cycle";
         EvaluationResult r = DomainRooms.noCyclesBetweenRooms(root).evaluate(fixture(root));

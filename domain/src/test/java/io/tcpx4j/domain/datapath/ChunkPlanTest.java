@@ -58,7 +58,7 @@ class ChunkPlanTest {
         assertThat(chunks).extracting(c -> c[0]).containsExactly(100L, 100L + CHUNK, 90_000L, 1_000_000L, 1_000_000L + CHUNK);
         assertThat(chunks).extracting(c -> c[1]).containsExactly((long) CHUNK, 1L, 1L, (long) CHUNK, (long) CHUNK);
         assertThat(p.chunks).isEqualTo(5);
-        assertThat(p.posted).isEqualTo(5);
+        assertThat(p.posted()).isEqualTo(5);
     }
 
     @Test
@@ -116,7 +116,7 @@ class ChunkPlanTest {
         assertThat(p.nextLength()).isEqualTo(2);
         p.advance();
         assertThat(p.hasNext()).isFalse();
-        assertThat(p.posted).isEqualTo(p.chunks).isEqualTo(4);
+        assertThat(p.posted()).isEqualTo(p.chunks).isEqualTo(4);
     }
 
     @Test
