@@ -8,10 +8,10 @@ import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.control.ControlListener;
 import io.tcpx4j.domain.idle.CpuContention;
 import io.tcpx4j.domain.idle.IdleWait;
-import io.tcpx4j.domain.idle.Readiness;
+import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.peer.EngineContext;
 import io.tcpx4j.domain.peer.PeerDirectory;
-import io.tcpx4j.domain.transfer.Xfer;
+import io.tcpx4j.domain.transfer.PostedTransfer;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 
@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * and the racy counters from any thread (one thread drives at a time: a call that finds another driving
  * returns at once), the lifecycle under the engine's lock.
  */
-public final class ProgressAgent implements Agent, Xfer.Driver {
+public final class ProgressAgent implements Agent, PostedTransfer.Driver {
 
     private static final System.Logger LOG = System.getLogger(ProgressAgent.class.getName());
     /**
@@ -48,7 +48,7 @@ public final class ProgressAgent implements Agent, Xfer.Driver {
     public final PeerDirectory directory;
     private final EngineContext ctx;
     private final String threadName;
-    private final Readiness readiness = new Readiness();
+    private final IdleSelector readiness = new IdleSelector();
     private final long maxBlockMillis;
     private final long spinNanos;
     /**
@@ -246,7 +246,7 @@ public final class ProgressAgent implements Agent, Xfer.Driver {
      * agent's thread would between cycles (spin, then block in the kernel); returns its status.
      */
     @Override
-    public TransferStatus driveUntilEnded(Xfer x, Duration timeout) throws InterruptedException {
+    public TransferStatus driveUntilEnded(PostedTransfer x, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(Math.min(maxBlockMillis,
                 Math.max(0, (deadline - System.nanoTime()) / 1_000_000))), CpuContention.ofCurrentThread());

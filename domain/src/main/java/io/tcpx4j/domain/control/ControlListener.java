@@ -3,7 +3,7 @@ package io.tcpx4j.domain.control;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.idle.Readiness;
+import io.tcpx4j.domain.idle.IdleSelector;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -45,7 +45,7 @@ public final class ControlListener {
      * Binds {@code config}'s listen host on {@code port} (0: any free port) and lets {@code readiness} watch
      * it, running {@code onAcceptable} when a wait ends with a connection to accept.
      */
-    public static ControlListener bind(EngineConfig config, int port, Readiness readiness, Runnable onAcceptable) {
+    public static ControlListener bind(EngineConfig config, int port, IdleSelector readiness, Runnable onAcceptable) {
         try {
             InetAddress listen = InetAddress.getByName(config.listenHost());
             String advertise = config.advertiseHost() != null ? config.advertiseHost() : config.listenHost();
@@ -60,7 +60,7 @@ public final class ControlListener {
                 s.bind(new InetSocketAddress(listen, port));
                 s.configureBlocking(false);
                 readiness.watch(s, SelectionKey.OP_ACCEPT, onAcceptable);
-                pending = Readiness.openSelector();
+                pending = IdleSelector.openSelector();
                 s.register(pending, SelectionKey.OP_ACCEPT);
                 return new ControlListener(s, pending, advertise, ((InetSocketAddress) s.getLocalAddress()).getPort());
             } catch (IOException | RuntimeException e) {

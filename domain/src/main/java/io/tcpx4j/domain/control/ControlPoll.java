@@ -2,7 +2,7 @@ package io.tcpx4j.domain.control;
 
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.idle.Readiness;
+import io.tcpx4j.domain.idle.IdleSelector;
 
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  * Which connections have control bytes to read, found with one {@code selectNow} per duty cycle: an
  * agent serving many peers would otherwise spend a read system call per connection per cycle, most of
  * them finding nothing. A selector
- * of its own rather than {@link Readiness}'s: that one is held by the agent thread while it blocks,
+ * of its own rather than {@link IdleSelector}'s: that one is held by the agent thread while it blocks,
  * and a caller running a duty cycle meanwhile must not wait for it.
  *
  * <p><b>Not thread-safe</b>: used by whoever runs the duty cycle (registration and selection both
@@ -27,7 +27,7 @@ public final class ControlPoll implements AutoCloseable {
     private final Consumer<SelectionKey> onReady = key -> ((Runnable) key.attachment()).run();
 
     public ControlPoll() {
-        selector = Readiness.openSelector();
+        selector = IdleSelector.openSelector();
     }
 
     /** Runs {@code onReadable} in the polls that find {@code channel} readable; a closed channel is skipped. */

@@ -2,7 +2,7 @@ package io.tcpx4j.domain.control;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.idle.Readiness;
+import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameReader;
 import io.tcpx4j.domain.protocol.FrameWriter;
@@ -102,7 +102,7 @@ public final class ControlStream {
     }
 
     /** Lets an idle agent wake when this stream can connect or has data to read. */
-    public void watch(Readiness readiness) {
+    public void watch(IdleSelector readiness) {
         key = readiness.watch(sock, sock.isConnectionPending() ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ,
                 () -> readable = true);
     }

@@ -66,7 +66,7 @@ class ChunkPlan {
 
     /**
      * The chunk size a data sender announces for a transfer of {@code lengths} over {@code channels}
-     * channels that have no other chunk waiting (DataPath asks only then). Chunks go to the channels in
+     * channels that have no other chunk waiting (TransferProtocol asks only then). Chunks go to the channels in
      * turn, so a transfer whose chunk count is not a multiple of the channel count, or whose chunks
      * differ in size, loads one channel more than another. Such a transfer is cut into equal chunks, a
      * whole number per channel (its total over the chunk count rounded up to whole rounds, a multiple of

@@ -10,14 +10,14 @@ import io.tcpx4j.domain.registration.RegistrationGroup;
 import io.tcpx4j.domain.transfer.Packing;
 
 /**
- * Buffers that packed chunks of one lane travel through: the sender gathers a run of descriptors
+ * Buffers that packed chunks of one direction travel through: the sender gathers a run of descriptors
  * into a buffer and sends from it, the receiver receives into one and scatters it. One allocation of
  * {@link #SLOTS} buffers of the kind's largest packed chunk ({@link Packing#HOST_CHUNK}: 2 MiB in all;
  * {@link Packing#DEVICE_CHUNK}: 8 MiB), made on the first packed
- * chunk and registered on the lane's comms like any region (lazily, on first use): host memory for runs
+ * chunk and registered on the direction's comms like any region (lazily, on first use): host memory for runs
  * of host memory, device memory of the runs' GPU for runs of device memory (registered as CUDA memory,
- * so that a GPUDirect transport sends from and receives into it as from any GPU buffer). A lane that
- * finds no free buffer waits for one of its own chunks to finish, so lanes never wait on each other.
+ * so that a GPUDirect transport sends from and receives into it as from any GPU buffer). A direction that
+ * finds no free buffer waits for one of its own chunks to finish, so directions never wait on each other.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */

@@ -5,10 +5,10 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.control.ControlPoll;
 import io.tcpx4j.domain.control.ControlStream;
-import io.tcpx4j.domain.datapath.ChannelGroup;
-import io.tcpx4j.domain.datapath.ChunkPipeline;
-import io.tcpx4j.domain.datapath.DataPath;
-import io.tcpx4j.domain.idle.Readiness;
+import io.tcpx4j.domain.datapath.DataChannels;
+import io.tcpx4j.domain.datapath.ChunkMover;
+import io.tcpx4j.domain.datapath.TransferProtocol;
+import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.log.RateLimitedLog;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
@@ -21,7 +21,7 @@ import java.util.function.Supplier;
 
 /**
  * A connection to one peer: an ordered control stream (plain TCP, or TLS when configured) that carries
- * the handshake and the announcements, plus the {@link DataPath} of C data channels once the handshake
+ * the handshake and the announcements, plus the {@link TransferProtocol} of C data channels once the handshake
  * is done.
  *
  * <p>The states follow the {@link Handshake} (HELLO, CHALLENGE, PROOF; then the acceptor admits the
@@ -59,9 +59,9 @@ final class Connection {
     private final Consumer<ControlFrame> onFrame = this::handle;
     private int dataWork;
     // set once on the agent when the handshake is done; stats() reads channels racily
-    private ChannelGroup channels;
-    private ChunkPipeline pipeline;
-    private DataPath data;
+    private DataChannels channels;
+    private ChunkMover pipeline;
+    private TransferProtocol data;
     private boolean failed;
 
     private Connection(EngineContext ctx, ConnectionEvents events, ControlStream control, String peerName,
@@ -106,7 +106,7 @@ final class Connection {
     }
 
     /** Lets an idle agent wake when the control stream can connect or read, and the poll see its bytes. */
-    void watch(Readiness readiness, ControlPoll poll) {
+    void watch(IdleSelector readiness, ControlPoll poll) {
         control.watch(readiness);
         control.watch(poll);
     }
@@ -336,9 +336,9 @@ final class Connection {
 
     /** {@code peerInlineLimit}: the most bytes the peer takes in one WRITE_INLINE, as its handshake said. */
     private void establish(int channelCount, int peerInlineLimit) {
-        channels = new ChannelGroup(ctx.transport(), channelCount, ctx::deviceFor);
-        pipeline = new ChunkPipeline(ctx.transport(), ctx.unpacker(), ctx.registry(), channels, cfg);
-        data = new DataPath(ctx.name(), peerName, cfg, ctx.unpacker(), ctx.registry(), writer, events::deliver,
+        channels = new DataChannels(ctx.transport(), channelCount, ctx::deviceFor);
+        pipeline = new ChunkMover(ctx.transport(), ctx.unpacker(), ctx.registry(), channels, cfg);
+        data = new TransferProtocol(ctx.name(), peerName, cfg, ctx.unpacker(), ctx.registry(), writer, events::deliver,
                 channels, pipeline, peerInlineLimit);
         state = State.ESTABLISHED;
         lastRecvNanos = ctx.now();
@@ -347,7 +347,7 @@ final class Connection {
     }
 
     /** The transfers of this connection: where a validated post starts, once the connection is established. */
-    DataPath transfers() {
+    TransferProtocol transfers() {
         return data;
     }
 
@@ -405,13 +405,13 @@ final class Connection {
 
     /** Requests held on the transport right now (for leak checks); a racy read from any thread. */
     int outstandingRequests() {
-        ChannelGroup c = channels;
+        DataChannels c = channels;
         return c == null ? 0 : c.outstandingRequests();
     }
 
     /** Transfers in flight; a racy read from any thread. */
     int liveOps() {
-        DataPath d = data;
+        TransferProtocol d = data;
         return d == null ? 0 : d.liveOps();
     }
 }

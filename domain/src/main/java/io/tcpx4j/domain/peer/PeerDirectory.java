@@ -4,7 +4,7 @@ import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.control.ControlPoll;
-import io.tcpx4j.domain.idle.Readiness;
+import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.log.RateLimitedLog;
 import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.protocol.RegionMetadata;
@@ -33,14 +33,14 @@ public final class PeerDirectory {
 
     private final EngineContext ctx;
     private final Queue<Notification> notifications;
-    private final Readiness readiness;
+    private final IdleSelector readiness;
     private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final ControlPoll poll = new ControlPoll();
     private final RateLimitedLog failures = new RateLimitedLog(System.getLogger(PeerDirectory.class.getName()));
     private boolean connectionsClosed;
 
-    public PeerDirectory(EngineContext ctx, Queue<Notification> notifications, Readiness readiness) {
+    public PeerDirectory(EngineContext ctx, Queue<Notification> notifications, IdleSelector readiness) {
         this.ctx = ctx;
         this.notifications = notifications;
         this.readiness = readiness;

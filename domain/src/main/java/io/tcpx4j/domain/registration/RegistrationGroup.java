@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Each registration belongs to its comm and is made and dropped only by the progress agent that
  * drives that comm (the transport's rule): once the group's last region is deregistered the registry
  * {@link #retire retires} it, and each connection drops its own comms' registrations in its next duty
- * cycle ({@code ChannelGroup.dropRetired}) or when it closes. Thread-safe across comms; the
+ * cycle ({@code DataChannels.dropRetired}) or when it closes. Thread-safe across comms; the
  * region count is guarded by the registry.
  */
 public final class RegistrationGroup {

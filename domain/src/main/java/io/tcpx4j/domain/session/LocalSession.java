@@ -9,7 +9,7 @@ import io.tcpx4j.domain.agent.CommandQueue;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.registration.LocalRegion;
 import io.tcpx4j.domain.registration.RegionRegistry;
-import io.tcpx4j.domain.transfer.Xfer;
+import io.tcpx4j.domain.transfer.PostedTransfer;
 
 import java.util.List;
 import java.util.Objects;
@@ -70,7 +70,7 @@ public final class LocalSession implements Session {
         for (MemoryDescriptor d : from) {
             bytes += d.length();
         }
-        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes);
+        PostedTransfer x = new PostedTransfer(xferIds.incrementAndGet(), bytes);
         try {
             for (int i = 0; i < from.size(); i++) {
                 if (from.get(i).length() > 0) {

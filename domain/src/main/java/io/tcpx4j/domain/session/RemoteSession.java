@@ -14,7 +14,7 @@ import io.tcpx4j.domain.registration.LocalRegion;
 import io.tcpx4j.domain.registration.RegionRegistry;
 import io.tcpx4j.domain.transfer.Packing;
 import io.tcpx4j.domain.transfer.Post;
-import io.tcpx4j.domain.transfer.Xfer;
+import io.tcpx4j.domain.transfer.PostedTransfer;
 
 import java.util.Arrays;
 import java.util.List;
@@ -39,7 +39,7 @@ public final class RemoteSession implements Session {
     private final boolean packsDevice;
 
     /** The agent that a transfer's {@code await} drives on the caller's thread, or null (its thread does). */
-    private final Xfer.Driver callerDriven;
+    private final PostedTransfer.Driver callerDriven;
     /** How long a transfer's {@code await} watches its status before it parks. */
     private final long spinNanos;
 
@@ -48,7 +48,7 @@ public final class RemoteSession implements Session {
      * {@code callerDriven}: the peer's agent where application threads drive it, else null.
      */
     public RemoteSession(Peer peer, CommandQueue agent, RegionRegistry registry, PeerDirectory directory, AtomicLong xferIds,
-                  EngineConfig cfg, boolean packsDevice, Xfer.Driver callerDriven) {
+                  EngineConfig cfg, boolean packsDevice, PostedTransfer.Driver callerDriven) {
         this.peer = peer;
         this.agent = agent;
         this.registry = registry;
@@ -112,7 +112,7 @@ public final class RemoteSession implements Session {
             len = Arrays.copyOf(len, merged);
             pinned = Arrays.copyOf(pinned, merged);
         }
-        Xfer x = new Xfer(xferIds.incrementAndGet(), bytes, callerDriven, spinNanos);
+        PostedTransfer x = new PostedTransfer(xferIds.incrementAndGet(), bytes, callerDriven, spinNanos);
         boolean localHost = LocalRegion.allHost(pinned);
         boolean inline = bytes <= inlineLimit && (remoteHost || !write) && localHost;
         // each side gathers or scatters packed chunks of one kind of memory that it reaches (device memory

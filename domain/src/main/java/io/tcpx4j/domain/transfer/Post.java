@@ -7,7 +7,7 @@ import io.tcpx4j.domain.registration.LocalRegion;
  * its bytes travel in the control frames (host memory on both sides, small enough). {@code packing}:
  * what a WRITE announces, or the most a READ takes.
  */
-public record Post(boolean write, Xfer xfer, long[] localAddresses, long[] remoteAddresses, long[] lengths,
+public record Post(boolean write, PostedTransfer xfer, long[] localAddresses, long[] remoteAddresses, long[] lengths,
             LocalRegion[] regions, byte[] notification, boolean inline, Packing packing) {
 
     public void releaseRegions() {

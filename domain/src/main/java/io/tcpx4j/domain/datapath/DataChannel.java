@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
-final class Channel {
+final class DataChannel {
 
     final int device;
     final RequestRing tx = new RequestRing();
@@ -26,7 +26,7 @@ final class Channel {
     private RecvComm recv;
 
     /** Opens the channel's listener on {@code device}. */
-    Channel(NetTransport transport, int device) {
+    DataChannel(NetTransport transport, int device) {
         this.device = device;
         this.listener = transport.listen(device);
     }

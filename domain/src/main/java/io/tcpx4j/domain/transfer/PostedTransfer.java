@@ -20,7 +20,7 @@ import java.util.concurrent.ExecutionException;
  *
  * <p>Thread-safe.
  */
-public final class Xfer implements Transfer {
+public final class PostedTransfer implements Transfer {
 
     public final long id;
     public final long bytes;
@@ -32,14 +32,14 @@ public final class Xfer implements Transfer {
     /** Drives a transfer's agent on the calling thread until the transfer ends (a caller-driven engine). */
     public interface Driver {
         /** Drives until {@code x} ends or {@code timeout} passes; returns its status. */
-        TransferStatus driveUntilEnded(Xfer x, Duration timeout) throws InterruptedException;
+        TransferStatus driveUntilEnded(PostedTransfer x, Duration timeout) throws InterruptedException;
     }
     private volatile TransferStatus status = TransferStatus.IN_PROGRESS;
     private volatile TransferException error;
     private final CompletableFuture<Transfer> done = new CompletableFuture<>();
 
     /** A transfer that ends inside the call that made it: nothing to drive or watch. */
-    public Xfer(long id, long bytes) {
+    public PostedTransfer(long id, long bytes) {
         this(id, bytes, null, 0);
     }
 
@@ -47,7 +47,7 @@ public final class Xfer implements Transfer {
      * {@code callerDriven}: what {@link #await} drives where the caller drives the agent, else null;
      * {@code spinNanos}: otherwise, how long await watches the status before it parks.
      */
-    public Xfer(long id, long bytes, Driver callerDriven, long spinNanos) {
+    public PostedTransfer(long id, long bytes, Driver callerDriven, long spinNanos) {
         this.id = id;
         this.bytes = bytes;
         this.callerDriven = callerDriven;

@@ -16,7 +16,7 @@ import java.util.Arrays;
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
-final class Lane {
+final class Direction {
 
     final boolean sends;
     final int window;
@@ -30,14 +30,14 @@ final class Lane {
     /** {@code seq} mod C, counted along with it: no 64-bit division per chunk. */
     int channel;
 
-    Lane(boolean sends, int window, DeviceMemory memory) {
+    Direction(boolean sends, int window, DeviceMemory memory) {
         this.sends = sends;
         this.window = window;
         this.memory = memory;
     }
 
-    /** This lane's ring on {@code ch}. */
-    RequestRing ring(Channel ch) {
+    /** This direction's ring on {@code ch}. */
+    RequestRing ring(DataChannel ch) {
         return sends ? ch.tx : ch.rx;
     }
 

@@ -2,21 +2,22 @@ package io.tcpx4j.domain.datapath;
 
 import io.tcpx4j.domain.registration.LocalRegion;
 import io.tcpx4j.domain.transfer.Packing;
-import io.tcpx4j.domain.transfer.Xfer;
+import io.tcpx4j.domain.transfer.PostedTransfer;
 
 /**
- * Data this engine sends: the initiator side of a WRITE, or the target side of a READ.
+ * The chunk plan of data this engine sends: the initiator side of a WRITE, or the target side of a
+ * READ; a WRITE's plan also waits for the target's WRITE_ACK.
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
-final class OutOp extends ChunkPlan {
+final class SendPlan extends ChunkPlan {
 
     /** The local transfer (WRITE initiator); null on the target side of a READ. */
-    final Xfer xfer;
+    final PostedTransfer xfer;
     private boolean acked;
     private int ackStatus;
 
-    OutOp(Xfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize,
+    SendPlan(PostedTransfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize,
           Packing packing) {
         super(xferId, addresses, lengths, regions, chunkSize, packing, false);
         this.xfer = xfer;

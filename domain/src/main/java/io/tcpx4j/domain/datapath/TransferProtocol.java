@@ -14,7 +14,7 @@ import io.tcpx4j.domain.registration.LocalRegion;
 import io.tcpx4j.domain.registration.RegionRegistry;
 import io.tcpx4j.domain.transfer.Packing;
 import io.tcpx4j.domain.transfer.Post;
-import io.tcpx4j.domain.transfer.Xfer;
+import io.tcpx4j.domain.transfer.PostedTransfer;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -27,9 +27,10 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * The data side of an established connection: its channels, the transfers announced in both
- * directions, and what happens when their last chunk completed ({@link ChunkPipeline} moves the
- * chunks).
+ * The transfer protocol of an established connection: the frames that announce, acknowledge and
+ * refuse transfers in both directions, the state of every transfer announced on it, and what happens
+ * when its last chunk completed. It owns that state; {@link ChunkMover} moves the chunks over the
+ * connection's {@link DataChannels}.
  *
  * <p>For each direction the data sender is the only ordering authority: it writes a WRITE or
  * READ_DATA frame announcing a chunk sequence, then posts the sends; chunk k of the direction's
@@ -53,9 +54,9 @@ import java.util.function.Consumer;
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent.
  */
-public final class DataPath implements ChunkPipeline.Completions {
+public final class TransferProtocol implements ChunkMover.Completions {
 
-    private static final System.Logger LOG = System.getLogger(DataPath.class.getName());
+    private static final System.Logger LOG = System.getLogger(TransferProtocol.class.getName());
     /** Refusals are the peer's doing: rate-limited, so that a hostile peer cannot flood the log. */
     private static final RateLimitedLog REFUSALS = new RateLimitedLog(LOG);
 
@@ -66,10 +67,10 @@ public final class DataPath implements ChunkPipeline.Completions {
     private final FrameWriter writer;
     private final Consumer<byte[]> deliver;
 
-    private final ChannelGroup channels;
-    private final ChunkPipeline pipeline;
+    private final DataChannels channels;
+    private final ChunkMover pipeline;
     private final Unpacker unpacker;
-    private final Map<Long, OutOp> awaitingAck = new HashMap<>();
+    private final Map<Long, SendPlan> awaitingAck = new HashMap<>();
     private final Map<Long, Post> awaitingData = new HashMap<>();
     private final Set<ChunkPlan> live = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Largest WRITE sent inline: the lower of both sides' limits (a target many peers write into lowers its own). */
@@ -79,8 +80,8 @@ public final class DataPath implements ChunkPipeline.Completions {
      * {@code deliver} takes the notifications that arrive; {@code pipeline} moves the chunks over
      * {@code channels}; {@code peerInlineLimit}: as the peer's handshake said.
      */
-    public DataPath(String engineName, String peerName, EngineConfig cfg, Unpacker unpacker, RegionRegistry registry,
-                    FrameWriter writer, Consumer<byte[]> deliver, ChannelGroup channels, ChunkPipeline pipeline,
+    public TransferProtocol(String engineName, String peerName, EngineConfig cfg, Unpacker unpacker, RegionRegistry registry,
+                    FrameWriter writer, Consumer<byte[]> deliver, DataChannels channels, ChunkMover pipeline,
                     int peerInlineLimit) {
         this.engineName = engineName;
         this.writeInlineLimit = Math.min(cfg.inlineLimit(), peerInlineLimit);
@@ -128,7 +129,7 @@ public final class DataPath implements ChunkPipeline.Completions {
         if (p.inline() && (!p.write() || p.xfer().bytes <= writeInlineLimit)) {
             startInline(p, n);
         } else if (p.write()) {
-            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(),
+            SendPlan op = new SendPlan(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(),
                     sendChunk(p.lengths(), p.packing()), p.packing());
             writer.write(op.xferId, op.chunkSize, op.pack, op.packedChunk, p.notification(), p.remoteAddresses(),
                     p.lengths(), n);
@@ -147,7 +148,7 @@ public final class DataPath implements ChunkPipeline.Completions {
         if (p.write()) {
             writer.writeInline(p.xfer().id, p.notification(), p.remoteAddresses(), p.lengths(), n,
                     p.localAddresses(), (int) p.xfer().bytes);
-            OutOp op = new OutOp(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
+            SendPlan op = new SendPlan(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
                     Packing.NONE);
             op.allChunksCompleted(); // the bytes left with the frame
             awaitingAck.put(op.xferId, op);
@@ -170,7 +171,7 @@ public final class DataPath implements ChunkPipeline.Completions {
             LocalRegion.releaseAll(regions);
             refusal = Code.NOT_SUPPORTED.nixlStatus();
         }
-        InOp op = new InOp(null, w.xfer(), w.addresses(), w.lengths(), refusal == 0 ? regions : null,
+        ReceivePlan op = new ReceivePlan(null, w.xfer(), w.addresses(), w.lengths(), refusal == 0 ? regions : null,
                 w.chunkSize(), packing, w.notification(), refusal);
         if (refusal != 0) {
             REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3}); draining its data",
@@ -180,7 +181,7 @@ public final class DataPath implements ChunkPipeline.Completions {
     }
 
     private void onWriteAck(ControlFrame.WriteAck a) {
-        OutOp op = awaitingAck.get(a.xfer());
+        SendPlan op = awaitingAck.get(a.xfer());
         if (op == null || !op.ack(a.nixlStatus())) {
             throw disconnect("WRITE_ACK for unknown transfer " + a.xfer());
         }
@@ -227,7 +228,7 @@ public final class DataPath implements ChunkPipeline.Completions {
             return;
         }
         Packing packing = packs(regions) ? Packing.of(LocalRegion.oneKind(regions), cfg).min(accepted) : Packing.NONE;
-        OutOp op = new OutOp(null, xfer, addresses, lengths, regions, sendChunk(lengths, packing), packing);
+        SendPlan op = new SendPlan(null, xfer, addresses, lengths, regions, sendChunk(lengths, packing), packing);
         writer.readData(xfer, op.chunkSize, op.pack, op.packedChunk);
         if (op.chunks == 0) {
             op.releaseRegions();
@@ -253,7 +254,7 @@ public final class DataPath implements ChunkPipeline.Completions {
             throw disconnect("READ_DATA for unknown transfer " + d.xfer());
         }
         Packing packing = Packing.announced(d.chunkSize(), new Packing(d.pack(), d.packedChunk()), p.packing());
-        receive(new InOp(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(), packing,
+        receive(new ReceivePlan(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(), packing,
                 p.notification(), 0));
     }
 
@@ -288,7 +289,7 @@ public final class DataPath implements ChunkPipeline.Completions {
                 "peer " + peerName + " refused the READ (a remote range is outside its registered memory?)"));
     }
 
-    private void receive(InOp op) {
+    private void receive(ReceivePlan op) {
         live.add(op);
         if (op.chunks == 0) {
             received(op);
@@ -306,7 +307,7 @@ public final class DataPath implements ChunkPipeline.Completions {
     // ------------------------------------------------------------------ completions
 
     @Override
-    public void sent(OutOp op) {
+    public void sent(SendPlan op) {
         if (op.xfer != null) {
             maybeFinishWrite(op);
         } else {
@@ -315,7 +316,7 @@ public final class DataPath implements ChunkPipeline.Completions {
         }
     }
 
-    private void maybeFinishWrite(OutOp op) {
+    private void maybeFinishWrite(SendPlan op) {
         if (!op.finished()) {
             return;
         }
@@ -331,7 +332,7 @@ public final class DataPath implements ChunkPipeline.Completions {
     }
 
     @Override
-    public void received(InOp op) {
+    public void received(ReceivePlan op) {
         live.remove(op);
         op.releaseRegions();
         if (op.xfer == null) {
@@ -356,7 +357,7 @@ public final class DataPath implements ChunkPipeline.Completions {
         live.clear();
         for (ChunkPlan op : ops) {
             op.releaseRegions();
-            Xfer x = op instanceof OutOp o ? o.xfer : ((InOp) op).xfer;
+            PostedTransfer x = op instanceof SendPlan o ? o.xfer : ((ReceivePlan) op).xfer;
             if (x != null) {
                 x.fail(reason);
             }

@@ -16,24 +16,24 @@ import java.util.function.IntUnaryOperator;
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()}.
  */
-public final class ChannelGroup {
+public final class DataChannels {
 
-    private static final System.Logger LOG = System.getLogger(ChannelGroup.class.getName());
+    private static final System.Logger LOG = System.getLogger(DataChannels.class.getName());
 
     private final NetTransport transport;
-    private final Channel[] channels;
+    private final DataChannel[] channels;
     private boolean ready;
 
     /** Opens a listener per channel on the device {@code deviceFor} maps it to. */
-    public ChannelGroup(NetTransport transport, int count, IntUnaryOperator deviceFor) {
+    public DataChannels(NetTransport transport, int count, IntUnaryOperator deviceFor) {
         this.transport = transport;
-        Channel[] chs = new Channel[count];
+        DataChannel[] chs = new DataChannel[count];
         try {
             for (int i = 0; i < count; i++) {
-                chs[i] = new Channel(transport, deviceFor.applyAsInt(i));
+                chs[i] = new DataChannel(transport, deviceFor.applyAsInt(i));
             }
         } catch (RuntimeException e) {
-            for (Channel ch : chs) {
+            for (DataChannel ch : chs) {
                 if (ch != null) {
                     ch.close(transport);
                 }
@@ -47,7 +47,7 @@ public final class ChannelGroup {
         return channels.length;
     }
 
-    Channel get(int i) {
+    DataChannel get(int i) {
         return channels[i];
     }
 
@@ -78,7 +78,7 @@ public final class ChannelGroup {
     public int setUp(String engineName, String peerName) {
         int work = 0;
         boolean all = true;
-        for (Channel ch : channels) {
+        for (DataChannel ch : channels) {
             work += ch.setUp(transport);
             all &= ch.ready();
         }
@@ -102,7 +102,7 @@ public final class ChannelGroup {
 
     /** Drops the group's registrations on every comm. */
     private void forget(RegistrationGroup g) {
-        for (Channel ch : channels) {
+        for (DataChannel ch : channels) {
             if (ch.send() != null) {
                 g.forget(transport, ch.send());
             }
@@ -117,7 +117,7 @@ public final class ChannelGroup {
         for (RegistrationGroup g : registered) {
             forget(g);
         }
-        for (Channel ch : channels) {
+        for (DataChannel ch : channels) {
             ch.close(transport);
         }
     }
@@ -125,7 +125,7 @@ public final class ChannelGroup {
     /** Requests held on the transport right now; a racy read from any thread (for stats and leak checks). */
     public int outstandingRequests() {
         int n = 0;
-        for (Channel ch : channels) {
+        for (DataChannel ch : channels) {
             n += ch.outstanding();
         }
         return n;

@@ -17,10 +17,10 @@ import java.util.IdentityHashMap;
 import java.util.Set;
 
 /**
- * The chunks of both directions of a connection on the transport: each direction is a {@link Lane}
+ * The chunks of both directions of a connection on the transport: each direction is a {@link Direction}
  * of announced plans; their chunks are posted in order within the windows (chunk k on channel k mod
  * C), tested oldest first, and receives are unpacked in one batch per pass and consumed in order. A
- * packed chunk (see {@link ChunkPlan}) is gathered into a staging buffer of its lane before its send is
+ * packed chunk (see {@link ChunkPlan}) is gathered into a staging buffer of its direction before its send is
  * posted (host memory by the CPU at once; device memory by the unpacker, one batch for as many chunks
  * in a row as there are buffers, the sends posted once it finished) and received into one: the
  * unpacker scatters its fragments straight into the descriptors (or, when it landed in place, copies
@@ -31,42 +31,42 @@ import java.util.Set;
  *
  * <p><b>Not thread-safe</b>: owned by the engine's agent, except {@link #outstandingRequests()}.
  */
-public final class ChunkPipeline {
+public final class ChunkMover {
 
     /** Told when the last chunk of a plan completed (a send tested done, a receive consumed). */
     public interface Completions {
-        void sent(OutOp op);
+        void sent(SendPlan op);
 
-        void received(InOp op);
+        void received(ReceivePlan op);
     }
 
     private final NetTransport transport;
     private final Unpacker unpacker;
     private final RegionRegistry registry;
-    private final ChannelGroup channels;
-    private final Lane out;
-    private final Lane in;
+    private final DataChannels channels;
+    private final Direction out;
+    private final Direction in;
     private final Set<RegistrationGroup> registered = Collections.newSetFromMap(new IdentityHashMap<>());
     /** The registry's retirement count when this pipeline last dropped its registrations of retired groups. */
     private long retirementsSeen;
 
-    public ChunkPipeline(NetTransport transport, Unpacker unpacker, RegionRegistry registry, ChannelGroup channels,
+    public ChunkMover(NetTransport transport, Unpacker unpacker, RegionRegistry registry, DataChannels channels,
                          EngineConfig cfg) {
         this.transport = transport;
         this.unpacker = unpacker;
         this.registry = registry;
         this.channels = channels;
-        this.out = new Lane(true, cfg.sendWindow(), registry.memory());
-        this.in = new Lane(false, cfg.recvWindow(), registry.memory());
+        this.out = new Direction(true, cfg.sendWindow(), registry.memory());
+        this.in = new Direction(false, cfg.recvWindow(), registry.memory());
     }
 
     /** Queues the chunks of an announced send. */
-    void send(OutOp op) {
+    void send(SendPlan op) {
         out.queue.add(op);
     }
 
     /** Queues the chunks of an announced receive. */
-    void receive(InOp op) {
+    void receive(ReceivePlan op) {
         in.queue.add(op);
     }
 
@@ -90,44 +90,44 @@ public final class ChunkPipeline {
         return work;
     }
 
-    /** Posts the lane's next chunks while windows, staging buffers and the transport allow. */
-    private int post(Lane lane) {
+    /** Posts the direction's next chunks while windows, staging buffers and the transport allow. */
+    private int post(Direction direction) {
         int work = 0;
         while (true) {
-            if (!lane.gathered.isEmpty()) {
+            if (!direction.gathered.isEmpty()) {
                 // gathered chunks go first, in order, once their copies finished
-                long ticket = lane.gathered.headTicket();
+                long ticket = direction.gathered.headTicket();
                 if (ticket != 0 && !unpacker.isDone(ticket)) {
                     break;
                 }
-                Channel ch = channels.get(lane.channel);
-                RequestRing ring = lane.ring(ch);
-                if (ring.count() >= lane.window) {
+                DataChannel ch = channels.get(direction.channel);
+                RequestRing ring = direction.ring(ch);
+                if (ring.count() >= direction.window) {
                     break;
                 }
-                int staged = lane.gathered.headStaged();
-                NetRequest req = transport.isend(ch.send(), lane.address(staged), lane.gathered.headLength(),
-                        (int) lane.seq, registration(ring, lane.region(staged).group, ch.send()));
+                int staged = direction.gathered.headStaged();
+                NetRequest req = transport.isend(ch.send(), direction.address(staged), direction.gathered.headLength(),
+                        (int) direction.seq, registration(ring, direction.region(staged).group, ch.send()));
                 if (req == null) {
                     break;
                 }
-                ring.add(lane.gathered.headPlan(), req, staged);
-                lane.gathered.poll();
-                lane.advance(channels.size());
+                ring.add(direction.gathered.headPlan(), req, staged);
+                direction.gathered.poll();
+                direction.advance(channels.size());
                 work++;
                 continue;
             }
-            ChunkPlan op = lane.queue.peek();
+            ChunkPlan op = direction.queue.peek();
             if (op == null) {
                 break;
             }
             if (!op.hasNext()) {
-                lane.queue.poll();
+                direction.queue.poll();
                 continue;
             }
-            Channel ch = channels.get(lane.channel);
-            RequestRing ring = lane.ring(ch);
-            if (ring.count() >= lane.window) {
+            DataChannel ch = channels.get(direction.channel);
+            RequestRing ring = direction.ring(ch);
+            if (ring.count() >= direction.window) {
                 break;
             }
             int len = op.nextLength();
@@ -140,21 +140,21 @@ public final class ChunkPipeline {
             } else if (op.nextPacked() && !contiguous(op)) {
                 LocalRegion first = op.regions[op.nextDesc()];
                 MemoryKind kind = first.range.kind();
-                if (lane.sends && kind != MemoryKind.DRAM) {
-                    int gathered = gatherOnDevice(lane, op);
+                if (direction.sends && kind != MemoryKind.DRAM) {
+                    int gathered = gatherOnDevice(direction, op);
                     if (gathered == 0) {
                         break;
                     }
                     work += gathered;
                     continue;
                 }
-                staged = lane.take(kind, first.range.device());
+                staged = direction.take(kind, first.range.device());
                 if (staged < 0) {
                     break;
                 }
-                region = lane.region(staged);
-                address = lane.address(staged);
-                if (lane.sends) {
+                region = direction.region(staged);
+                address = direction.address(staged);
+                if (direction.sends) {
                     NativeMemory.gather(op.addresses, op.lengths, op.nextDesc(), op.nextRunEnd(), address);
                 }
             } else {
@@ -162,18 +162,18 @@ public final class ChunkPipeline {
                 address = op.nextAddress();
             }
             NetRequest req;
-            if (lane.sends) {
-                req = transport.isend(ch.send(), address, len, (int) lane.seq, registration(ring, region.group, ch.send()));
+            if (direction.sends) {
+                req = transport.isend(ch.send(), address, len, (int) direction.seq, registration(ring, region.group, ch.send()));
             } else {
-                req = transport.irecv(ch.recv(), address, len, (int) lane.seq, registration(ring, region.group, ch.recv()));
+                req = transport.irecv(ch.recv(), address, len, (int) direction.seq, registration(ring, region.group, ch.recv()));
             }
             if (req == null) {
                 if (staged >= 0) {
-                    lane.give(staged);
+                    direction.give(staged);
                 }
                 break;
             }
-            if (lane.sends) {
+            if (direction.sends) {
                 ring.add(op, req, staged);
             } else if (staged >= 0) {
                 ring.add(op, req, address, region.range.kind(), staged, op.nextDesc(), op.nextRunEnd());
@@ -181,7 +181,7 @@ public final class ChunkPipeline {
                 ring.add(op, req, address, region.range.kind(), -1, 0, 0);
             }
             op.advance();
-            lane.advance(channels.size());
+            direction.advance(channels.size());
             work++;
         }
         return work;
@@ -191,30 +191,30 @@ public final class ChunkPipeline {
      * Queues the gather of the plan's next packed chunks of device memory (as many in a row as there are
      * staging buffers) into one unpacker batch; they are posted once it finished. Returns how many.
      */
-    private int gatherOnDevice(Lane lane, ChunkPlan op) {
+    private int gatherOnDevice(Direction direction, ChunkPlan op) {
         int n = 0;
-        while (op.hasNext() && op.nextPacked() && !lane.gathered.isFull() && !contiguous(op)) {
+        while (op.hasNext() && op.nextPacked() && !direction.gathered.isFull() && !contiguous(op)) {
             LocalRegion first = op.regions[op.nextDesc()];
             MemoryKind kind = first.range.kind();
             if (kind == MemoryKind.DRAM) {
                 break;
             }
-            int staged = lane.take(kind, first.range.device());
+            int staged = direction.take(kind, first.range.device());
             if (staged < 0) {
                 break;
             }
-            long to = lane.address(staged);
+            long to = direction.address(staged);
             for (int i = op.nextDesc(), end = op.nextRunEnd(); i < end; i++) {
                 long len = op.lengths[i];
                 unpacker.copy(op.addresses[i], to, len, kind);
                 to += len;
             }
-            lane.gathered.add(op, staged, op.nextLength());
+            direction.gathered.add(op, staged, op.nextLength());
             op.advance();
             n++;
         }
         if (n > 0) {
-            lane.gathered.assignTicket(n, unpacker.submit());
+            direction.gathered.assignTicket(n, unpacker.submit());
         }
         return n;
     }
@@ -259,14 +259,14 @@ public final class ChunkPipeline {
     private int testSends(Completions completions) {
         int work = 0;
         for (int i = 0; i < channels.size(); i++) {
-            Channel ch = channels.get(i);
+            DataChannel ch = channels.get(i);
             NetRequest req;
             while ((req = ch.tx.untested()) != null && transport.test(req)) {
                 int staged = ch.tx.headStaged();
                 if (staged >= 0) {
                     out.give(staged);
                 }
-                OutOp op = (OutOp) ch.tx.retireUntested();
+                SendPlan op = (SendPlan) ch.tx.retireUntested();
                 work++;
                 if (op.chunkCompleted()) {
                     completions.sent(op);
@@ -280,7 +280,7 @@ public final class ChunkPipeline {
         int work = 0;
         boolean added = false;
         for (int i = 0; i < channels.size(); i++) {
-            Channel ch = channels.get(i);
+            DataChannel ch = channels.get(i);
             NetRequest req;
             while ((req = ch.rx.untested()) != null && transport.test(req)) {
                 boolean unpack;
@@ -337,7 +337,7 @@ public final class ChunkPipeline {
     private int consumeReceives(Completions completions) {
         int work = 0;
         for (int i = 0; i < channels.size(); i++) {
-            Channel ch = channels.get(i);
+            DataChannel ch = channels.get(i);
             while (ch.rx.hasTested()) {
                 long ticket = ch.rx.headTicket();
                 if (ticket != 0 && !unpacker.isDone(ticket)) {
@@ -352,7 +352,7 @@ public final class ChunkPipeline {
                             ch.rx.headRunEnd());
                     in.give(staged);
                 }
-                InOp op = (InOp) ch.rx.retire();
+                ReceivePlan op = (ReceivePlan) ch.rx.retire();
                 work++;
                 if (op.chunkCompleted()) {
                     completions.received(op);

@@ -19,7 +19,7 @@ import java.util.function.Consumer;
  *
  * <p>{@link #wake()} is thread-safe; everything else belongs to the agent's driver, one thread at a time.
  */
-public final class Readiness implements AutoCloseable {
+public final class IdleSelector implements AutoCloseable {
 
     private final Selector selector;
     private final Consumer<SelectionKey> onReady = key -> {
@@ -30,7 +30,7 @@ public final class Readiness implements AutoCloseable {
     private volatile boolean waiting;
     private volatile boolean signaled;
 
-    public Readiness() {
+    public IdleSelector() {
         selector = openSelector();
     }
 
