@@ -1,14 +1,14 @@
 package io.tcpx4j.domain.agent;
 
 import io.tcpx4j.api.Notification;
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.control.ControlListener;
 import io.tcpx4j.domain.idle.CpuContention;
-import io.tcpx4j.domain.idle.IdleWait;
 import io.tcpx4j.domain.idle.IdleSelector;
+import io.tcpx4j.domain.idle.IdleWait;
 import io.tcpx4j.domain.peer.EngineContext;
 import io.tcpx4j.domain.peer.PeerDirectory;
 import io.tcpx4j.domain.transfer.PostedTransfer;

@@ -6,6 +6,7 @@ import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameReader;
 import io.tcpx4j.domain.protocol.FrameWriter;
+import io.tcpx4j.domain.protocol.RefusalCode;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
@@ -184,7 +185,7 @@ public final class ControlStream {
             if (tls.plainPeer() && !tls.clientMode()) {
                 // a plain-TCP peer cannot read TLS: tell it in its own framing why it is dropped
                 FrameWriter plain = new FrameWriter();
-                plain.reject(TransferException.Code.NOT_SUPPORTED, "this engine's control stream requires TLS");
+                plain.reject(RefusalCode.NOT_SUPPORTED, "this engine's control stream requires TLS");
                 sock.write(plain.pending());
             }
             throw e;

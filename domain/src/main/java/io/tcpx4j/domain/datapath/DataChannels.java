@@ -1,7 +1,7 @@
 package io.tcpx4j.domain.datapath;
 
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.registration.RegistrationGroup;
 

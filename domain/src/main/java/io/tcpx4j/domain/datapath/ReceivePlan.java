@@ -1,5 +1,6 @@
 package io.tcpx4j.domain.datapath;
 
+import io.tcpx4j.domain.protocol.RefusalCode;
 import io.tcpx4j.domain.registration.LocalRegion;
 import io.tcpx4j.domain.transfer.Packing;
 import io.tcpx4j.domain.transfer.PostedTransfer;
@@ -17,11 +18,11 @@ final class ReceivePlan extends ChunkPlan {
     /** Notification to deliver here (WRITE target) or to send back (READ initiator) when done. */
     final byte[] notification;
     /** A refused WRITE: chunks are drained into a discard buffer to keep the stream in step. */
-    final int refusal;
+    final RefusalCode refusal;
 
     ReceivePlan(PostedTransfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize,
-         Packing packing, byte[] notification, int refusal) {
-        super(xferId, addresses, lengths, regions, chunkSize, packing, refusal != 0);
+         Packing packing, byte[] notification, RefusalCode refusal) {
+        super(xferId, addresses, lengths, regions, chunkSize, packing, refusal != RefusalCode.NONE);
         this.xfer = xfer;
         this.notification = notification;
         this.refusal = refusal;

@@ -1,5 +1,6 @@
 package io.tcpx4j.domain.datapath;
 
+import io.tcpx4j.domain.protocol.RefusalCode;
 import io.tcpx4j.domain.registration.LocalRegion;
 import io.tcpx4j.domain.transfer.Packing;
 import io.tcpx4j.domain.transfer.PostedTransfer;
@@ -15,7 +16,7 @@ final class SendPlan extends ChunkPlan {
     /** The local transfer (WRITE initiator); null on the target side of a READ. */
     final PostedTransfer xfer;
     private boolean acked;
-    private int ackStatus;
+    private RefusalCode ackStatus;
 
     SendPlan(PostedTransfer xfer, long xferId, long[] addresses, long[] lengths, LocalRegion[] regions, int chunkSize,
           Packing packing) {
@@ -24,7 +25,7 @@ final class SendPlan extends ChunkPlan {
     }
 
     /** Takes the target's WRITE_ACK with its status; false if one came already. */
-    boolean ack(int status) {
+    boolean ack(RefusalCode status) {
         if (acked) {
             return false;
         }
@@ -38,8 +39,8 @@ final class SendPlan extends ChunkPlan {
         return acked && allCompleted();
     }
 
-    /** The status of the target's WRITE_ACK (0: accepted). */
-    int ackStatus() {
+    /** The status of the target's WRITE_ACK (NONE: accepted). */
+    RefusalCode ackStatus() {
         return ackStatus;
     }
 }

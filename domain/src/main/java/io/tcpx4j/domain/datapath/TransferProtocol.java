@@ -1,8 +1,8 @@
 package io.tcpx4j.domain.datapath;
 
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.log.RateLimitedLog;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -10,6 +10,7 @@ import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.Unpacker;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
+import io.tcpx4j.domain.protocol.RefusalCode;
 import io.tcpx4j.domain.registration.LocalRegion;
 import io.tcpx4j.domain.registration.RegionRegistry;
 import io.tcpx4j.domain.transfer.Packing;
@@ -163,18 +164,18 @@ public final class TransferProtocol implements ChunkMover.Completions {
     private void onWrite(ControlFrame.Write w) {
         Packing packing = Packing.announced(w.chunkSize(), new Packing(w.pack(), w.packedChunk()), null);
         LocalRegion[] regions = new LocalRegion[w.lengths().length];
-        int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
-        if (refusal == 0 && packing.packs() && (!packs(regions)
+        RefusalCode refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
+        if (refusal == RefusalCode.NONE && packing.packs() && (!packs(regions)
                 || packing.chunk() > Packing.maxChunk(LocalRegion.oneKind(regions)))) {
             // the sender packs only into memory of one kind (as it was shown), in chunks that kind allows;
             // this side must reach that memory and hold such chunks in its staging buffers
             LocalRegion.releaseAll(regions);
-            refusal = Code.NOT_SUPPORTED.nixlStatus();
+            refusal = RefusalCode.NOT_SUPPORTED;
         }
-        ReceivePlan op = new ReceivePlan(null, w.xfer(), w.addresses(), w.lengths(), refusal == 0 ? regions : null,
+        ReceivePlan op = new ReceivePlan(null, w.xfer(), w.addresses(), w.lengths(), refusal == RefusalCode.NONE ? regions : null,
                 w.chunkSize(), packing, w.notification(), refusal);
-        if (refusal != 0) {
-            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3}); draining its data",
+        if (refusal != RefusalCode.NONE) {
+            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} ({3}); draining its data",
                     engineName, w.xfer(), peerName, refusal);
         }
         receive(op);
@@ -182,7 +183,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
 
     private void onWriteAck(ControlFrame.WriteAck a) {
         SendPlan op = awaitingAck.get(a.xfer());
-        if (op == null || !op.ack(a.nixlStatus())) {
+        if (op == null || !op.ack(RefusalCode.ofWire(a.status()))) {
             throw disconnect("WRITE_ACK for unknown transfer " + a.xfer());
         }
         maybeFinishWrite(op);
@@ -190,13 +191,13 @@ public final class TransferProtocol implements ChunkMover.Completions {
 
     private void onWriteInline(ControlFrame.WriteInline w) {
         LocalRegion[] regions = new LocalRegion[w.lengths().length];
-        int refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
-        if (refusal == 0 && !LocalRegion.allHost(regions)) {
+        RefusalCode refusal = registry.admitRemoteAccess(w.addresses(), w.lengths(), regions);
+        if (refusal == RefusalCode.NONE && !LocalRegion.allHost(regions)) {
             LocalRegion.releaseAll(regions);
-            refusal = Code.NOT_SUPPORTED.nixlStatus();
+            refusal = RefusalCode.NOT_SUPPORTED;
         }
-        if (refusal != 0) {
-            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} (status {3})",
+        if (refusal != RefusalCode.NONE) {
+            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} ({3})",
                     engineName, w.xfer(), peerName, refusal);
         } else {
             scatter(w.data(), w.addresses(), w.lengths());
@@ -211,9 +212,9 @@ public final class TransferProtocol implements ChunkMover.Completions {
     /** {@code accepted}: the most packing the initiator takes. */
     private void onRead(long xfer, Packing accepted, long[] addresses, long[] lengths, boolean inlineOk) {
         LocalRegion[] regions = new LocalRegion[lengths.length];
-        int refusal = registry.admitRemoteAccess(addresses, lengths, regions);
-        if (refusal != 0) {
-            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused READ {1} from {2} (status {3})",
+        RefusalCode refusal = registry.admitRemoteAccess(addresses, lengths, regions);
+        if (refusal != RefusalCode.NONE) {
+            REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused READ {1} from {2} ({3})",
                     engineName, xfer, peerName, refusal);
             writer.readNack(xfer, refusal);
             return;
@@ -255,7 +256,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
         }
         Packing packing = Packing.announced(d.chunkSize(), new Packing(d.pack(), d.packedChunk()), p.packing());
         receive(new ReceivePlan(p.xfer(), d.xfer(), p.localAddresses(), p.lengths(), p.regions(), d.chunkSize(), packing,
-                p.notification(), 0));
+                p.notification(), RefusalCode.NONE));
     }
 
     private void onReadReply(ControlFrame.ReadReply r) {
@@ -285,7 +286,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
             throw disconnect("READ_NACK for unknown transfer " + n.xfer());
         }
         p.releaseRegions();
-        p.xfer().fail(new TransferException(Code.ofNixlStatus(n.nixlStatus()),
+        p.xfer().fail(new TransferException(RefusalCode.ofWire(n.status()).code(),
                 "peer " + peerName + " refused the READ (a remote range is outside its registered memory?)"));
     }
 
@@ -323,10 +324,10 @@ public final class TransferProtocol implements ChunkMover.Completions {
         awaitingAck.remove(op.xferId);
         live.remove(op);
         op.releaseRegions();
-        if (op.ackStatus() == 0) {
+        if (op.ackStatus() == RefusalCode.NONE) {
             op.xfer.succeed();
         } else {
-            op.xfer.fail(new TransferException(Code.ofNixlStatus(op.ackStatus()),
+            op.xfer.fail(new TransferException(op.ackStatus().code(),
                     "peer " + peerName + " refused the WRITE (a remote range is outside its registered memory?)"));
         }
     }

@@ -1,7 +1,7 @@
 package io.tcpx4j.domain.idle;
 
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;

@@ -1,17 +1,18 @@
 package io.tcpx4j.domain.peer;
 
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.control.ControlPoll;
 import io.tcpx4j.domain.control.ControlStream;
-import io.tcpx4j.domain.datapath.DataChannels;
 import io.tcpx4j.domain.datapath.ChunkMover;
+import io.tcpx4j.domain.datapath.DataChannels;
 import io.tcpx4j.domain.datapath.TransferProtocol;
 import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.log.RateLimitedLog;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
+import io.tcpx4j.domain.protocol.RefusalCode;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -294,11 +295,11 @@ final class Connection {
     }
 
     private void refuse(Handshake.Refusal refusal) {
-        if (refusal.status() != Handshake.REJECT_DUPLICATE) {
+        if (refusal.code() != RefusalCode.DUPLICATE) {
             REFUSALS.log(System.Logger.Level.WARNING, "refusing connection from {0}: {1}", control.remoteAddress(),
                     refusal.why());
         }
-        writer.reject(refusal.status(), refusal.why());
+        writer.reject(refusal.code(), refusal.why());
         control.flushQuietly();
         abandon();
         events.closed(null);
@@ -324,13 +325,14 @@ final class Connection {
     }
 
     private void onReject(ControlFrame.Reject r) {
-        if (r.nixlStatus() == Handshake.REJECT_DUPLICATE) {
+        RefusalCode code = RefusalCode.ofWire(r.status());
+        if (code == RefusalCode.DUPLICATE) {
             // The peer keeps the connection it dialed; our pending work moves there once it is up.
             abandon();
             events.crossingLost();
             return;
         }
-        fail(new TransferException(Code.ofNixlStatus(r.nixlStatus()), "peer " + peerName() + " refused: " + r.message()));
+        fail(new TransferException(code.code(), "peer " + peerName() + " refused: " + r.message()));
         control.close();
     }
 

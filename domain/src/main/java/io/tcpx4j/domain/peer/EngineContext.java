@@ -1,7 +1,7 @@
 package io.tcpx4j.domain.peer;
 
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.NetTransport;

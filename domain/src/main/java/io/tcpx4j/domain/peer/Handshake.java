@@ -1,9 +1,10 @@
 package io.tcpx4j.domain.peer;
 
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
+import io.tcpx4j.domain.protocol.RefusalCode;
 
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -32,17 +33,15 @@ final class Handshake {
 
     /** Frames a peer may send before it proved it holds our secret. */
     static final int UNAUTHENTICATED_MAX_FRAME = 1024;
-    /** Status in REJECT that means "a crossing connection of ours wins; use that one". */
-    static final int REJECT_DUPLICATE = 1;
     /** MAC label of the acceptor's proof. */
     static final String ACCEPTOR = "tcpx4j acceptor";
     /** MAC label of the dialer's proof. */
     static final String DIALER = "tcpx4j dialer";
 
-    /** Why an incoming HELLO or PROOF is refused: the NIXL status sent back in REJECT, and the reason. */
-    record Refusal(int status, String why) {
+    /** Why an incoming HELLO or PROOF is refused: the code sent back in REJECT, and the reason. */
+    record Refusal(RefusalCode code, String why) {
         Refusal(Code code, String why) {
-            this(code.nixlStatus(), why);
+            this(RefusalCode.of(code), why);
         }
     }
 
@@ -160,7 +159,7 @@ final class Handshake {
 
     /** The refusal sent to the loser of a crossing dial. */
     static Refusal duplicate(LocalIdentity self) {
-        return new Refusal(REJECT_DUPLICATE, "a crossing connection dialed by " + self.name() + " wins");
+        return new Refusal(RefusalCode.DUPLICATE, "a crossing connection dialed by " + self.name() + " wins");
     }
 
     // ------------------------------------------------------------------ the MAC

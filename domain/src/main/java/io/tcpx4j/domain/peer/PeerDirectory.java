@@ -1,8 +1,8 @@
 package io.tcpx4j.domain.peer;
 
 import io.tcpx4j.api.Notification;
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.control.ControlPoll;
 import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.log.RateLimitedLog;

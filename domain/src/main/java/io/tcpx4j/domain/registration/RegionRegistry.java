@@ -2,11 +2,12 @@ package io.tcpx4j.domain.registration;
 
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.PtrType;
+import io.tcpx4j.domain.protocol.RefusalCode;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 
 import java.util.ArrayList;
@@ -160,20 +161,20 @@ public final class RegionRegistry implements LocalRegion.Owner {
 
     /**
      * Target-side check of remote ranges: each must lie inside one currently registered region. On
-     * success the regions are pinned into {@code out} and 0 is returned; otherwise nothing stays pinned
-     * and the NIXL status of the refusal is returned.
+     * success the regions are pinned into {@code out} and NONE is returned; otherwise nothing stays pinned
+     * and NOT_ALLOWED is returned.
      */
-    public int admitRemoteAccess(long[] addresses, long[] lengths, LocalRegion[] out) {
+    public RefusalCode admitRemoteAccess(long[] addresses, long[] lengths, LocalRegion[] out) {
         for (int i = 0; i < addresses.length; i++) {
             LocalRegion r = find(addresses[i], lengths[i], null);
             if (r == null || !r.acquire()) {
                 LocalRegion.releaseAll(out);
                 Arrays.fill(out, null);
-                return Code.NOT_ALLOWED.nixlStatus();
+                return RefusalCode.NOT_ALLOWED;
             }
             out[i] = r;
         }
-        return 0;
+        return RefusalCode.NONE;
     }
 
     /** The engine's device memory (staging buffers of packed chunks are allocated through it). */

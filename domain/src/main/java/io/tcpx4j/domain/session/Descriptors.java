@@ -1,8 +1,8 @@
 package io.tcpx4j.domain.session;
 
 import io.tcpx4j.api.MemoryDescriptor;
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.registration.LocalRegion;
 

@@ -1,8 +1,8 @@
 package io.tcpx4j.domain.transfer;
 
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
 
 /**

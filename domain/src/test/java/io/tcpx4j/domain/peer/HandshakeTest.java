@@ -1,10 +1,10 @@
 package io.tcpx4j.domain.peer;
 
-import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameReader;
 import io.tcpx4j.domain.protocol.FrameWriter;
+import io.tcpx4j.domain.protocol.RefusalCode;
 import org.junit.jupiter.api.Test;
 
 import javax.crypto.Mac;
@@ -147,7 +147,7 @@ class HandshakeTest {
         byte[] forged = Handshake.proof(wrong, Handshake.DIALER, hello.nonce(), c.nonce(), "prefill-0", "decode-0");
         Handshake.Refusal r = acceptor.check(new ControlFrame.Proof(forged));
         assertThat(r).isNotNull();
-        assertThat(r.status()).isEqualTo(Code.NOT_ALLOWED.nixlStatus());
+        assertThat(r.code()).isEqualTo(RefusalCode.NOT_ALLOWED);
         // the same proof under the right secret passes: the refusal above is the secret's doing
         byte[] right = Handshake.proof(acceptorId.secret(), Handshake.DIALER, hello.nonce(), c.nonce(), "prefill-0",
                 "decode-0");
@@ -175,7 +175,7 @@ class HandshakeTest {
         assertThat(c2.nonce()).isNotEqualTo(c.nonce());
         Handshake.Refusal r = second.check(new ControlFrame.Proof(proof));
         assertThat(r).isNotNull();
-        assertThat(r.status()).isEqualTo(Code.NOT_ALLOWED.nixlStatus());
+        assertThat(r.code()).isEqualTo(RefusalCode.NOT_ALLOWED);
         // a PROOF before any HELLO proves nothing
         assertThat(Handshake.acceptor(acceptorId).check(new ControlFrame.Proof(proof))).isNotNull();
     }
@@ -209,13 +209,13 @@ class HandshakeTest {
         byte[] nonce = dialerId.nonce();
         FrameWriter a = new FrameWriter();
         Handshake.Refusal v1 = Handshake.acceptor(acceptorId).challenge(new ControlFrame.Hello(1, "p", 1, nonce, 1, 0), a);
-        assertThat(v1.status()).isEqualTo(Code.NOT_SUPPORTED.nixlStatus());
+        assertThat(v1.code()).isEqualTo(RefusalCode.NOT_SUPPORTED);
         Handshake.Refusal self = Handshake.acceptor(acceptorId)
                 .challenge(new ControlFrame.Hello(ControlFrame.PROTOCOL_VERSION, "decode-0", 1, nonce, 1, 0), a);
-        assertThat(self.status()).isEqualTo(Code.INVALID_PARAM.nixlStatus());
+        assertThat(self.code()).isEqualTo(RefusalCode.INVALID_PARAM);
         Handshake.Refusal none = Handshake.acceptor(acceptorId)
                 .challenge(new ControlFrame.Hello(ControlFrame.PROTOCOL_VERSION, "p", 1, nonce, 0, 0), a);
-        assertThat(none.status()).isEqualTo(Code.INVALID_PARAM.nixlStatus());
+        assertThat(none.code()).isEqualTo(RefusalCode.INVALID_PARAM);
         assertThat(a.isEmpty()).as("no CHALLENGE for a refused HELLO").isTrue();
     }
 }
