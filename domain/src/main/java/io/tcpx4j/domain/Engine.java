@@ -8,12 +8,21 @@ import io.tcpx4j.api.Session;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.agent.CommandQueue;
+import io.tcpx4j.domain.agent.ProgressAgent;
+import io.tcpx4j.domain.peer.EngineContext;
+import io.tcpx4j.domain.peer.LocalIdentity;
+import io.tcpx4j.domain.peer.Peer;
+import io.tcpx4j.domain.peer.PeerDirectory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.protocol.RegionMetadata;
+import io.tcpx4j.domain.registration.RegionRegistry;
+import io.tcpx4j.domain.session.LocalSession;
+import io.tcpx4j.domain.session.RemoteSession;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -263,14 +272,14 @@ public final class Engine implements TransferEngine {
     public void connect(String peer) {
         Peer p = knownPeer(peer);
         ProgressAgent a = agentOf(peer);
-        a.commands.submit(() -> a.directory.connect(p));
+        a.commands.execute(() -> a.directory.connect(p));
     }
 
     @Override
     public void disconnect(String peer) {
         Peer p = knownPeer(peer);
         ProgressAgent a = agentOf(peer);
-        a.commands.submit(() -> a.directory.disconnect(p,
+        a.commands.execute(() -> a.directory.disconnect(p,
                 new TransferException(Code.REMOTE_DISCONNECT, "disconnected from " + peer + " locally")));
     }
 

@@ -12,12 +12,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A test double around a transport that counts the data requests an engine puts on it and the sizes of its sends. */
-final class CountingTransportDouble extends ForwardingNetTransport {
+public final class CountingTransportDouble extends ForwardingNetTransport {
     final AtomicInteger requests = new AtomicInteger();
     /** Bytes of every send posted, in order. */
-    final Queue<Integer> sendSizes = new ConcurrentLinkedQueue<>();
+    public final Queue<Integer> sendSizes = new ConcurrentLinkedQueue<>();
 
-    CountingTransportDouble(NetTransport d) {
+    public CountingTransportDouble(NetTransport d) {
         super(d);
     }
 
@@ -41,7 +41,7 @@ final class CountingTransportDouble extends ForwardingNetTransport {
     }
 
     /** Requests both transports of {@code pair} (each wrapped in one of these) took. */
-    static int total(EnginePair pair) {
+    public static int total(EnginePair pair) {
         return ((CountingTransportDouble) pair.ta).requests.get() + ((CountingTransportDouble) pair.tb).requests.get();
     }
 }

@@ -30,42 +30,42 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Two engines over the strict in-memory transport double, pumped by hand. Owns its native buffers.
  */
-final class EnginePair implements AutoCloseable {
+public final class EnginePair implements AutoCloseable {
 
     final InMemoryFabric fabric;
-    final NetTransport ta;
-    final NetTransport tb;
-    final Engine a;
-    final Engine b;
+    public final NetTransport ta;
+    public final NetTransport tb;
+    public final Engine a;
+    public final Engine b;
     private final List<Long> buffers = new ArrayList<>();
     final Random random = new Random(42);
 
-    EnginePair() {
+    public EnginePair() {
         this(EngineConfig.defaults("alpha"), EngineConfig.defaults("beta"));
     }
 
-    EnginePair(EngineConfig ca, EngineConfig cb) {
+    public EnginePair(EngineConfig ca, EngineConfig cb) {
         this(ca, cb, UnaryOperator.identity());
     }
 
     /** {@code wrap} may put a watching double around each engine's transport. */
-    EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap) {
+    public EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap) {
         this(ca, cb, wrap, new HostMemory());
     }
 
     /** {@code memoryB}: beta's view of memory (a double may call some host memory VRAM). */
-    EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryB) {
+    public EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryB) {
         this(ca, cb, wrap, new HostMemory(), new CpuScatterGather(), memoryB, new CpuScatterGather());
     }
 
     /** Each engine with its own view of memory and its own unpacker (doubles may call host memory VRAM). */
-    EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryA,
+    public EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap, DeviceMemory memoryA,
                ScatterGather unpackerA, DeviceMemory memoryB, ScatterGather unpackerB) {
         this(ca, cb, wrap, InMemoryNetTransportDouble.Config.defaults(), memoryA, unpackerA, memoryB, unpackerB);
     }
 
     /** As above, both transports made with {@code transport} (devmem receives or not, say). */
-    EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap,
+    public EnginePair(EngineConfig ca, EngineConfig cb, UnaryOperator<NetTransport> wrap,
                InMemoryNetTransportDouble.Config transport, DeviceMemory memoryA, ScatterGather unpackerA,
                DeviceMemory memoryB, ScatterGather unpackerB) {
         fabric = new InMemoryFabric();
@@ -80,7 +80,7 @@ final class EnginePair implements AutoCloseable {
     }
 
     /** Pumps both engines until {@code done} or 20 s pass; returns whether it got done. */
-    boolean pump(BooleanSupplier done) {
+    public boolean pump(BooleanSupplier done) {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (!done.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -102,14 +102,14 @@ final class EnginePair implements AutoCloseable {
         }
     }
 
-    long alloc(long size) {
+    public long alloc(long size) {
         long addr = NativeMemory.allocate(Math.max(size, 1), 4096);
         buffers.add(addr);
         return addr;
     }
 
     /** A buffer of {@code size} random bytes. */
-    long randomBuffer(long size) {
+    public long randomBuffer(long size) {
         long addr = alloc(size);
         byte[] chunk = new byte[64 * 1024];
         for (long off = 0; off < size; off += chunk.length) {
@@ -120,13 +120,13 @@ final class EnginePair implements AutoCloseable {
     }
 
     /** A buffer filled with a poison byte. */
-    long poisoned(long size, byte poison) {
+    public long poisoned(long size, byte poison) {
         long addr = alloc(size);
         NativeMemory.fill(addr, Math.max(size, 1), poison);
         return addr;
     }
 
-    static byte[] read(long addr, long size) {
+    public static byte[] read(long addr, long size) {
         byte[] out = new byte[(int) size];
         NativeMemory.get(addr, out, 0, out.length);
         return out;
@@ -148,7 +148,7 @@ final class EnginePair implements AutoCloseable {
      * poisoned one with a guard band after each destination; checks every byte, every guard and the
      * notification, which must never be seen before the data.
      */
-    void transferAndCheck(boolean write, long[] sizes) {
+    public void transferAndCheck(boolean write, long[] sizes) {
         transferAndCheck(write, sizes, false, true);
     }
 
@@ -158,18 +158,18 @@ final class EnginePair implements AutoCloseable {
      * destinations lie in reverse order with a guard band after each, else back to back (guards before
      * the first and after the last).
      */
-    void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart) {
+    public void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart) {
         transferAndCheck(write, sizes, sourcesApart, destinationsApart, MemoryKind.DRAM);
     }
 
     /** As above, with descriptors and registrations of {@code kind} on both sides. */
-    void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart,
+    public void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart,
                           MemoryKind kind) {
         transferAndCheck(write, sizes, sourcesApart, destinationsApart, kind, kind);
     }
 
     /** As above, with sources of {@code sourceKind} and destinations of {@code destinationKind}. */
-    void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart,
+    public void transferAndCheck(boolean write, long[] sizes, boolean sourcesApart, boolean destinationsApart,
                           MemoryKind sourceKind, MemoryKind destinationKind) {
         long total = 0;
         for (long s : sizes) {

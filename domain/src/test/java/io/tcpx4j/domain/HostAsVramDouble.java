@@ -19,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * remembers. With {@link Unpacking} (a CPU unpacker that accepts both kinds, since both are host memory
  * underneath) it lets the device paths of the engine run without a GPU. Thread-safe.
  */
-final class HostAsVramDouble implements DeviceMemory {
+public final class HostAsVramDouble implements DeviceMemory {
 
     /** Host allocations of this double: the only DRAM there is. */
     private final Map<Long, Long> host = new ConcurrentHashMap<>();
@@ -70,7 +70,7 @@ final class HostAsVramDouble implements DeviceMemory {
     }
 
     /** Device allocations not freed yet. */
-    int deviceAllocations() {
+    public int deviceAllocations() {
         return device.size();
     }
 
@@ -91,11 +91,11 @@ final class HostAsVramDouble implements DeviceMemory {
     }
 
     /** Unpacks and copies "VRAM" with the CPU; counts packed scatters and copies. Not thread-safe. */
-    static final class Unpacking implements ScatterGather {
+    public static final class Unpacking implements ScatterGather {
         private final FragmentReader reader = new FragmentReader();
         private long ticket;
-        long scatters;
-        long copies;
+        public long scatters;
+        public long copies;
 
         @Override
         public void add(NetRequest request, long destination, MemoryKind destinationKind) {

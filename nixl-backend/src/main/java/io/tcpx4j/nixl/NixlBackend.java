@@ -390,7 +390,7 @@ public final class NixlBackend implements AutoCloseable {
     private int status(RuntimeException e) {
         if (e instanceof TransferException t) {
             LOG.log(System.Logger.Level.DEBUG, "NIXL backend call failed", t);
-            return t.nixlStatus();
+            return NixlStatus.of(t.code());
         }
         // Not a TransferException: a bug somewhere; NIXL only gets a number, so say more here.
         LOG.log(System.Logger.Level.WARNING, "unexpected failure in NIXL backend " + engine.name(), e);

@@ -63,8 +63,8 @@ public sealed interface ControlFrame {
     record HelloOk(String name, long incarnation, int channels, int inlineLimit) implements ControlFrame {
     }
 
-    /** Refusal with a reason, then the stream closes. */
-    record Reject(int nixlStatus, String message) implements ControlFrame {
+    /** Refusal with a reason, then the stream closes; {@code status}: a {@link RefusalCode#wire()}. */
+    record Reject(int status, String message) implements ControlFrame {
     }
 
     /** The sender's listener handles, one per channel, for the peer's send comms. */
@@ -90,7 +90,7 @@ public sealed interface ControlFrame {
     }
 
     /** Result of a WRITE at its target, sent after the last byte landed (or was drained). */
-    record WriteAck(long xfer, int nixlStatus) implements ControlFrame {
+    record WriteAck(long xfer, int status) implements ControlFrame {
     }
 
     /**
@@ -120,7 +120,7 @@ public sealed interface ControlFrame {
     }
 
     /** READ refused. */
-    record ReadNack(long xfer, int nixlStatus) implements ControlFrame {
+    record ReadNack(long xfer, int status) implements ControlFrame {
     }
 
     /** A notification for the receiver's queue. */
@@ -279,10 +279,5 @@ public sealed interface ControlFrame {
             throw Wire.bad("WRITE_INLINE", "ranges of " + sum + " bytes but " + remaining + " bytes of data");
         }
         return remaining;
-    }
-
-    /** Status code of a TransferException as carried in frames. */
-    static int status(TransferException.Code code) {
-        return code.nixlStatus();
     }
 }

@@ -85,12 +85,8 @@ public final class FrameWriter {
         out.putLong(incarnation).put((byte) channels).putInt(inlineLimit);
     }
 
-    public void reject(TransferException.Code code, String message) {
-        reject(code.nixlStatus(), message);
-    }
-
-    /** A REJECT with a raw status (positive values are protocol signals, negative ones NIXL errors). */
-    public void reject(int status, String message) {
+    public void reject(RefusalCode refusal, String message) {
+        int status = refusal.wire();
         byte[] m = message.getBytes(StandardCharsets.UTF_8);
         int len = Math.min(m.length, 65535);
         frame(ControlFrame.REJECT, 4 + 2 + len).putInt(status).putShort((short) len).put(m, 0, len);
@@ -134,8 +130,8 @@ public final class FrameWriter {
         putBytes(sources, lengths, n);
     }
 
-    public void writeAck(long xfer, int status) {
-        frame(ControlFrame.WRITE_ACK, 12).putLong(xfer).putInt(status);
+    public void writeAck(long xfer, RefusalCode status) {
+        frame(ControlFrame.WRITE_ACK, 12).putLong(xfer).putInt(status.wire());
     }
 
     public void read(long xfer, int pack, int packedChunk, long[] addresses, long[] lengths, int n) {
@@ -158,8 +154,8 @@ public final class FrameWriter {
         frame(ControlFrame.READ_DATA, 20).putLong(xfer).putInt(chunkSize).putInt(pack).putInt(packedChunk);
     }
 
-    public void readNack(long xfer, int status) {
-        frame(ControlFrame.READ_NACK, 12).putLong(xfer).putInt(status);
+    public void readNack(long xfer, RefusalCode status) {
+        frame(ControlFrame.READ_NACK, 12).putLong(xfer).putInt(status.wire());
     }
 
     public void notif(byte[] message) {

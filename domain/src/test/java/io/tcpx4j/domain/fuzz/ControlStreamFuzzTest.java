@@ -5,6 +5,7 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameReader;
 import io.tcpx4j.domain.protocol.FrameWriter;
+import io.tcpx4j.domain.protocol.RefusalCode;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -35,14 +36,14 @@ class ControlStreamFuzzTest {
         w.challenge("beta", nonce, proof);
         w.proof(proof);
         w.helloOk("beta", 7, 2, 0);
-        w.reject(-6, "wrong connection secret");
+        w.reject(RefusalCode.NOT_ALLOWED, "wrong connection secret");
         w.handles(new byte[][] {new byte[128], new byte[128]});
         w.write(9, 4096, 1024, 4096, new byte[] {1, 2}, new long[] {10, 20}, new long[] {30, 40}, 2);
         w.write(10, 4096, 0, 0, null, new long[0], new long[0], 0);
-        w.writeAck(9, -6);
+        w.writeAck(9, RefusalCode.NOT_ALLOWED);
         w.read(11, 2048, 65536, new long[] {5}, new long[] {6}, 1);
         w.readData(11, 8192, 2048, 8192);
-        w.readNack(12, -6);
+        w.readNack(12, RefusalCode.NOT_ALLOWED);
         w.notif(new byte[] {9});
         w.ping();
         w.bye();

@@ -131,7 +131,7 @@ class CodecTest {
     @Test
     void aFillThatLeavesRoomSaysTheChannelIsDrained() throws Exception {
         FrameWriter w = new FrameWriter();
-        w.writeAck(1, 0);
+        w.writeAck(1, RefusalCode.NONE);
         ByteBuffer p = w.pending();
         byte[] small = new byte[p.remaining()];
         p.get(small);
@@ -142,7 +142,7 @@ class CodecTest {
         // more queued than the buffer holds: the fill stops full, and the bytes after it still count
         FrameWriter many = new FrameWriter();
         for (int i = 0; i < 2000; i++) {
-            many.writeAck(i, 0);
+            many.writeAck(i, RefusalCode.NONE);
         }
         ByteBuffer q = many.pending();
         byte[] big = new byte[q.remaining()];
@@ -172,7 +172,7 @@ class CodecTest {
         w.write(10, 4096, 0, 0, null, new long[0], new long[0], 0);
         w.read(11, 2048, 65536, new long[] {5}, new long[] {6}, 1);
         w.readData(11, 8192, 2048, 8192);
-        w.writeAck(9, -6);
+        w.writeAck(9, RefusalCode.NOT_ALLOWED);
         w.notif(new byte[] {9});
         w.ping();
         w.bye();

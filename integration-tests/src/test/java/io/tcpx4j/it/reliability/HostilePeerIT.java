@@ -7,6 +7,7 @@ import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.protocol.ControlFrame;
+import io.tcpx4j.domain.protocol.RefusalCode;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,8 +35,8 @@ class HostilePeerIT {
 
     private static final int GUARD = 64 * 1024;
     private static final int REGION = 256 * 1024;
-    private static final int MALLORY_OK = 0;
-    private static final int NOT_ALLOWED = Code.NOT_ALLOWED.nixlStatus();
+    private static final int MALLORY_OK = RefusalCode.NONE.wire();
+    private static final int NOT_ALLOWED = RefusalCode.NOT_ALLOWED.wire();
     static final AtomicInteger ATTACKS = new AtomicInteger();
     static final AtomicInteger REFUSED = new AtomicInteger();
 
@@ -147,7 +148,7 @@ class HostilePeerIT {
         }
         ControlFrame f = c.next(Duration.ofSeconds(10));
         assertThat(f).as("answer to a wrong proof").isInstanceOf(ControlFrame.Reject.class);
-        assertThat(((ControlFrame.Reject) f).nixlStatus()).isEqualTo(NOT_ALLOWED);
+        assertThat(((ControlFrame.Reject) f).status()).isEqualTo(NOT_ALLOWED);
         assertThat(c.next(Duration.ofSeconds(10))).as("then the stream closes, nothing else").isNull();
     }
 
@@ -298,7 +299,7 @@ class HostilePeerIT {
                 assertThat(nonces.add(java.util.HexFormat.of().formatHex(fresh.nonce()))).as("a fresh nonce").isTrue();
                 ControlFrame f = c.next(Duration.ofSeconds(10));
                 assertThat(f).isInstanceOf(ControlFrame.Reject.class);
-                assertThat(((ControlFrame.Reject) f).nixlStatus()).isEqualTo(NOT_ALLOWED);
+                assertThat(((ControlFrame.Reject) f).status()).isEqualTo(NOT_ALLOWED);
                 assertThat(c.next(Duration.ofSeconds(10))).isNull();
             }
         }
@@ -604,7 +605,7 @@ class HostilePeerIT {
             c.flush();
             c.sendData(payload, 8192);
             assertThat(c.next(Duration.ofSeconds(10))).isEqualTo(new ControlFrame.WriteAck(xfer,
-                    Code.NOT_SUPPORTED.nixlStatus()));
+                    RefusalCode.NOT_SUPPORTED.wire()));
         } finally {
             Buffers.free(payload, chunk);
         }
@@ -699,7 +700,7 @@ class HostilePeerIT {
             // acknowledgements and data for transfers that do not exist, HANDLES twice
             try (HostileClient c = connect()) {
                 c.openDataChannel(c.admit("mallory", secret()));
-                c.writer.writeAck(999, 0);
+                c.writer.writeAck(999, RefusalCode.NONE);
                 c.flush();
                 assertThat(c.droppedWithin(Duration.ofSeconds(10))).as("WRITE_ACK for nothing").isTrue();
             }

@@ -1,0 +1,93 @@
+package io.tcpx4j.domain.idle;
+
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferException.Code;
+
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * What an agent's driver blocks on when it has nothing to do: a selector over the agent's control sockets
+ * and its listener, woken early by {@link #wake()} (commands, transport completions). A watched channel
+ * may carry a callback that learns it was ready; the duty cycle that follows looks at every connection
+ * anyway.
+ *
+ * <p>{@link #wake()} is thread-safe; everything else belongs to the agent's driver, one thread at a time.
+ */
+public final class IdleSelector implements AutoCloseable {
+
+    private final Selector selector;
+    private final Consumer<SelectionKey> onReady = key -> {
+        if (key.attachment() instanceof Runnable r) {
+            r.run();
+        }
+    };
+    private volatile boolean waiting;
+    private volatile boolean signaled;
+
+    public IdleSelector() {
+        selector = openSelector();
+    }
+
+    /** A new selector; BACKEND if the system has none to give (descriptors exhausted). */
+    public static Selector openSelector() {
+        try {
+            return Selector.open();
+        } catch (IOException e) {
+            throw new TransferException(Code.BACKEND, "cannot open a selector: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Watches {@code channel} for {@code ops}, running {@code onReady} (may be null) on the driver's thread
+     * when a wait ends with it ready; returns the key, or null if the channel is closed already.
+     */
+    public SelectionKey watch(SelectableChannel channel, int ops, Runnable onReady) {
+        try {
+            return channel.register(selector, ops, onReady);
+        } catch (ClosedChannelException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Blocks up to {@code timeoutMillis} unless a watched channel is ready or {@link #wake()} is called.
+     * A wake since the last wait, or {@code stillIdle} turning false (checked after announcing the wait,
+     * so a wake racing with the decision to block is never lost), skips the block.
+     */
+    public void await(long timeoutMillis, BooleanSupplier stillIdle) {
+        waiting = true;
+        try {
+            if (!signaled && stillIdle.getAsBoolean()) {
+                selector.select(onReady, Math.max(1, timeoutMillis));
+            }
+        } catch (IOException e) {
+            throw new TransferException(Code.BACKEND, "selector failed: " + e.getMessage(), e);
+        } finally {
+            waiting = false;
+            signaled = false;
+        }
+    }
+
+    /** Ends a wait in progress, or skips the next one; cheap when nobody waits. */
+    public void wake() {
+        signaled = true;
+        if (waiting) {
+            selector.wakeup();
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            selector.close();
+        } catch (IOException ignored) {
+            // nothing else to release
+        }
+    }
+}

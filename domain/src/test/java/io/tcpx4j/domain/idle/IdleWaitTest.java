@@ -1,0 +1,152 @@
+package io.tcpx4j.domain.idle;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@link IdleWait}: spin, then block where only events matter, else parks that double up to a cap. */
+class IdleWaitTest {
+
+    /** A thread that never waits for a CPU. */
+    private static final CpuContention NEVER_CONTENDED = new CpuContention(into -> {
+        into[0] = 0;
+        into[1] = 1;
+        return true;
+    });
+
+    /** A scripted thread: {@code c[0]} nanoseconds on a run queue over {@code c[1]} turns on a CPU. */
+    private static CpuContention scripted(long[] c) {
+        return new CpuContention(into -> {
+            into[0] = c[0];
+            into[1] = c[1];
+            return true;
+        });
+    }
+
+    /** A waiter that answers from a script and counts its calls. */
+    private static final class ScriptedWaiter implements IdleWait.Waiter {
+        final Deque<Boolean> answers = new ArrayDeque<>();
+        int calls;
+
+        @Override
+        public boolean awaitEvent() {
+            calls++;
+            return answers.isEmpty() || answers.poll();
+        }
+    }
+
+    @Test
+    void withoutSpinEveryEmptyCycleAsksToBlock() {
+        ScriptedWaiter w = new ScriptedWaiter();
+        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED);
+        for (int i = 0; i < 5; i++) {
+            idle.idle(0);
+        }
+        assertThat(w.calls).isEqualTo(5);
+        assertThat(idle.lastParkNanos()).isZero();
+    }
+
+    @Test
+    void whileSpinningItNeverBlocksAndWorkStartsTheSpinAgain() {
+        ScriptedWaiter w = new ScriptedWaiter();
+        IdleWait idle = new IdleWait(Long.MAX_VALUE / 2, w, NEVER_CONTENDED);
+        for (int i = 0; i < 1000; i++) {
+            idle.idle(i % 7 == 0 ? 1 : 0);
+        }
+        assertThat(w.calls).isZero();
+    }
+
+    @Test
+    void somethingToPollParksDoublingUpToTheCapAndAnEventResetsIt() {
+        ScriptedWaiter w = new ScriptedWaiter();
+        for (int i = 0; i < 8; i++) {
+            w.answers.add(false);
+        }
+        w.answers.add(true);
+        w.answers.add(false);
+        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED);
+        long[] parks = new long[10];
+        for (int i = 0; i < parks.length; i++) {
+            idle.idle(0);
+            parks[i] = idle.lastParkNanos();
+        }
+        assertThat(parks).containsExactly(1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 50_000, 50_000, 0, 1_000);
+    }
+
+    @Test
+    void workResetsTheParks() {
+        ScriptedWaiter w = new ScriptedWaiter();
+        w.answers.add(false);
+        w.answers.add(false);
+        w.answers.add(false);
+        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED);
+        idle.idle(0);
+        idle.idle(0);
+        idle.idle(3);
+        assertThat(idle.lastParkNanos()).isZero();
+        idle.idle(0);
+        assertThat(idle.lastParkNanos()).isEqualTo(1_000);
+    }
+
+    @Test
+    void aThreadThatWaitedForItsCpuDoesNotSpin() {
+        long[] c = {0, 1};
+        ScriptedWaiter w = new ScriptedWaiter();
+        IdleWait idle = new IdleWait(Long.MAX_VALUE / 2, w, scripted(c));
+        idle.idle(0); // the first look only starts the count
+        assertThat(w.calls).isZero();
+        // ten turns on a CPU since, each after 100 us on a run queue: contended from the next idle run on
+        c[0] = 1_000_000;
+        c[1] = 11;
+        long until = System.nanoTime() + 2 * CpuContention.INTERVAL_NANOS;
+        while (System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
+        idle.idle(1);
+        idle.idle(0);
+        assertThat(w.calls).as("blocked without spinning").isEqualTo(1);
+    }
+
+    @Test
+    void contentionIsTheAverageWaitForACpuPerTurnOnOne() {
+        long[] c = {1_000, 1};
+        CpuContention cc = scripted(c);
+        long t = 1_000_000_000L;
+        assertThat(cc.contended(t)).isFalse();
+        c[0] += 100 * (CpuContention.CONTENDED_WAIT_NANOS / 2);
+        c[1] += 100;
+        assertThat(cc.contended(t + CpuContention.INTERVAL_NANOS)).as("short waits").isFalse();
+        c[0] += 10 * 2 * CpuContention.CONTENDED_WAIT_NANOS;
+        c[1] += 10;
+        assertThat(cc.contended(t + CpuContention.INTERVAL_NANOS + 1)).as("read at most once an interval").isFalse();
+        assertThat(cc.contended(t + 2 * CpuContention.INTERVAL_NANOS)).isTrue();
+        assertThat(cc.contended(t + 3 * CpuContention.INTERVAL_NANOS)).as("no turn since: as it was").isTrue();
+        c[1] += 5;
+        assertThat(cc.contended(t + 4 * CpuContention.INTERVAL_NANOS)).as("five turns without waiting").isFalse();
+    }
+
+    @Test
+    void withoutTheKernelsCountNothingCountsAsContended() {
+        CpuContention cc = new CpuContention(into -> false);
+        assertThat(cc.contended(1)).isFalse();
+        assertThat(cc.contended(1 + 10 * CpuContention.INTERVAL_NANOS)).isFalse();
+    }
+
+    @Test
+    void theKernelsCountOfThisThreadIsReadWhereLinuxKeepsIt() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                java.nio.file.Files.isReadable(java.nio.file.Path.of("/proc/thread-self/schedstat")),
+                "no per-thread schedstat here");
+        long[] first = new long[2];
+        long[] second = new long[2];
+        assertThat(CpuContention.readSchedstat(first)).isTrue();
+        assertThat(CpuContention.readSchedstat(second)).isTrue();
+        assertThat(first[0]).isNotNegative();
+        assertThat(first[1]).isPositive();
+        assertThat(second[0]).isGreaterThanOrEqualTo(first[0]);
+        assertThat(second[1]).isGreaterThanOrEqualTo(first[1]);
+    }
+}
