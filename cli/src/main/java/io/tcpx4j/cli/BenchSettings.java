@@ -41,8 +41,8 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind initi
                      boolean reversed, int threads, int depth) {
 
     /**
-     * Bytes moved per row when iterations are scaled by size: about 0.5 s per row at 1 GB/s, so the
-     * default eight rows finish in well under a minute even on a busy 2-core machine.
+     * Bytes moved per row when iterations are scaled by size: enough transfers of a large block for a steady
+     * average, few enough that the default rows end soon on a machine with few, shared CPUs.
      */
     static final long TARGET_BYTES_PER_ROW = 512L << 20;
     static final int MIN_ITERATIONS = 8;

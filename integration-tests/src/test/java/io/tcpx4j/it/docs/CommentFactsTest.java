@@ -28,32 +28,9 @@ class CommentFactsTest {
     private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
     private static final Set<String> SOURCES = Set.of("java", "c", "h", "cpp", "hpp", "cu");
 
-    /**
-     * Files that still break the rule and are being rewritten on other branches (their modules' comments
-     * are reworded there). Empty this list once those branches are merged: the second test fails for every
-     * entry that no longer breaks the rule, so that none outlives its fix.
-     */
-    private static final Set<String> NOT_YET_REWORDED = Set.of(
-            "cli/src/main/java/io/tcpx4j/cli/BenchSettings.java",
-            "domain/src/main/java/io/tcpx4j/domain/ChunkPlan.java",
-            "domain/src/main/java/io/tcpx4j/domain/ControlListener.java",
-            "domain/src/main/java/io/tcpx4j/domain/ControlPoll.java",
-            "domain/src/main/java/io/tcpx4j/domain/DataPath.java",
-            "domain/src/main/java/io/tcpx4j/domain/Packing.java");
-
     @Test
     void mainSourceCommentsHoldNoFiguresHostNamesOrCommitIds() {
-        Map<String, List<CommentFacts.Finding>> found = scan();
-        Map<String, List<CommentFacts.Finding>> unexpected = new TreeMap<>(found);
-        unexpected.keySet().removeAll(NOT_YET_REWORDED);
-        assertThat(unexpected).as("state the fact or reason instead (figures: docs/PERFORMANCE.md)").isEmpty();
-    }
-
-    @Test
-    void everyFileLeftToRewordStillNeedsIt() {
-        Map<String, List<CommentFacts.Finding>> found = scan();
-        assertThat(found.keySet()).as("reworded files: remove them from NOT_YET_REWORDED")
-                .containsAll(NOT_YET_REWORDED);
+        assertThat(scan()).as("state the fact or reason instead (figures: docs/PERFORMANCE.md)").isEmpty();
     }
 
     @Test
