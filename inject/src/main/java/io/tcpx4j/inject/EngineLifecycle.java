@@ -83,21 +83,39 @@ public final class EngineLifecycle implements AutoCloseable {
             LOG.log(Level.INFO, "no warm-up: the transport takes neither host memory nor a GPU's");
             return null;
         }
+        // each private engine drives a scatter-gather of its own: one is driven by one agent thread at a time
+        ScatterGather forInitiator;
+        ScatterGather forTarget;
+        try {
+            forInitiator = scatterGather.another();
+        } catch (RuntimeException e) {
+            LOG.log(Level.INFO, "no warm-up: the scatter-gather serves one progress agent only: " + e.getMessage());
+            return null;
+        }
+        try {
+            forTarget = scatterGather.another();
+        } catch (RuntimeException e) {
+            forInitiator.close();
+            LOG.log(Level.INFO, "no warm-up: the scatter-gather serves one progress agent only: " + e.getMessage());
+            return null;
+        }
         EngineConfig base = config.withListen(config.listenHost(), 0).withAgents(1);
         Engine initiator = new Engine(base.withName(config.name() + "/warm-up-initiator"), transport, memory,
-                scatterGather, clock);
+                forInitiator, clock);
         Engine target = new Engine(base.withName(config.name() + "/warm-up-target"), transport, memory,
-                scatterGather, clock);
+                forTarget, clock);
         try {
             initiator.start();
             target.start();
         } catch (RuntimeException e) {
             initiator.close();
             target.close();
+            forInitiator.close();
+            forTarget.close();
             LOG.log(Level.INFO, "no warm-up: its engines did not start: " + e);
             return null;
         }
-        return WarmUp.start(initiator, target, memory, kind, 0, plan.transfers());
+        return WarmUp.start(initiator, target, memory, kind, 0, plan.transfers(), forInitiator, forTarget);
     }
 
     public synchronized void stop() {

@@ -4,13 +4,21 @@ import com.google.inject.AbstractModule;
 import com.google.inject.Guice;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.domain.memory.CpuScatterGather;
+import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
+import io.tcpx4j.domain.port.out.ScatterGather;
+import com.google.inject.multibindings.OptionalBinder;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 import io.tcpx4j.domain.warmup.WarmUp;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -50,6 +58,85 @@ class WarmUpTest {
             } finally {
                 life.stop();
             }
+        }
+    }
+
+    /** A CPU scatter-gather that counts its own calls and keeps the ones {@link #another()} made. */
+    static final class CountingScatterGather implements ScatterGather {
+        final CpuScatterGather cpu = new CpuScatterGather();
+        final AtomicInteger calls = new AtomicInteger();
+        final List<CountingScatterGather> made = new CopyOnWriteArrayList<>();
+        volatile boolean closed;
+
+        @Override
+        public void add(NetRequest request, long destination, MemoryKind destinationKind) {
+            calls.incrementAndGet();
+            cpu.add(request, destination, destinationKind);
+        }
+
+        @Override
+        public void add(NetRequest request, long[] addresses, long[] lengths, int first, int end, MemoryKind kind) {
+            calls.incrementAndGet();
+            cpu.add(request, addresses, lengths, first, end, kind);
+        }
+
+        @Override
+        public void copy(long source, long destination, long length, MemoryKind kind) {
+            calls.incrementAndGet();
+            cpu.copy(source, destination, length, kind);
+        }
+
+        @Override
+        public long submit() {
+            calls.incrementAndGet();
+            return cpu.submit();
+        }
+
+        @Override
+        public boolean isDone(long ticket) {
+            return cpu.isDone(ticket);
+        }
+
+        @Override
+        public ScatterGather another() {
+            CountingScatterGather c = new CountingScatterGather();
+            made.add(c);
+            return c;
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+    }
+
+    @Test
+    void eachPrivateEngineDrivesAScatterGatherOfItsOwnAndTheWarmUpClosesThem() throws Exception {
+        CountingScatterGather applications = new CountingScatterGather();
+        try (InMemoryFabric fabric = new InMemoryFabric()) {
+            EngineLifecycle life = Guice.createInjector(new EngineModule(EngineConfig.defaults("app"),
+                    new WarmUp.Plan(400)), new AbstractModule() {
+                        @Override
+                        protected void configure() {
+                            bind(NetTransport.class).toInstance(fabric.newTransport());
+                            OptionalBinder.newOptionalBinder(binder(), ScatterGather.class).setBinding()
+                                    .toInstance(applications);
+                        }
+                    }).getInstance(EngineLifecycle.class);
+            try {
+                life.start();
+                WarmUp.Result r = life.warmUp().await(Duration.ofSeconds(60));
+                assertThat(r).isNotNull();
+                assertThat(r.transfers()).isEqualTo(400);
+                assertThat(applications.calls).as("the application's own scatter-gather is not the warm-up's")
+                        .hasValue(0);
+                assertThat(applications.made).hasSize(2).allMatch(c -> c.closed);
+                assertThat(applications.made.stream().mapToInt(c -> c.calls.get()).sum())
+                        .as("the private engines moved their bytes through theirs").isPositive();
+            } finally {
+                life.stop();
+            }
+            assertThat(applications.closed).isTrue();
         }
     }
 

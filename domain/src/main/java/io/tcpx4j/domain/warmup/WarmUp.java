@@ -75,34 +75,37 @@ public final class WarmUp implements AutoCloseable {
     private final MemoryKind kind;
     private final int device;
     private final int planned;
+    private final List<AutoCloseable> owned;
     private final Thread thread;
     private volatile boolean closing;
     private volatile Result result;
 
     private WarmUp(TransferEngine initiator, TransferEngine target, DeviceMemory memory, MemoryKind kind, int device,
-                   int transfers) {
+                   int transfers, List<AutoCloseable> owned) {
         this.initiator = Objects.requireNonNull(initiator, "initiator");
         this.target = Objects.requireNonNull(target, "target");
         this.memory = Objects.requireNonNull(memory, "memory");
         this.kind = Objects.requireNonNull(kind, "kind");
         this.device = device;
         this.planned = transfers;
+        this.owned = owned;
         this.thread = new Thread(this::run, "tcpx4j-warmup");
         thread.setDaemon(true);
     }
 
     /**
      * Starts warming up in the background with two started engines that nothing else uses; WarmUp owns
-     * and closes them. Buffers of {@code kind} come from {@code memory}.
+     * and closes them, then {@code alsoOwned} (what only those engines used). Buffers of {@code kind} come
+     * from {@code memory}.
      *
      * @param transfers how many transfers to run (at least 1)
      */
     public static WarmUp start(TransferEngine initiator, TransferEngine target, DeviceMemory memory, MemoryKind kind,
-                               int device, int transfers) {
+                               int device, int transfers, AutoCloseable... alsoOwned) {
         if (transfers < 1) {
             throw new IllegalArgumentException("transfers must be at least 1: " + transfers);
         }
-        WarmUp w = new WarmUp(initiator, target, memory, kind, device, transfers);
+        WarmUp w = new WarmUp(initiator, target, memory, kind, device, transfers, List.of(alsoOwned));
         w.thread.start();
         return w;
     }
@@ -231,11 +234,13 @@ public final class WarmUp implements AutoCloseable {
                 LOG.log(Level.DEBUG, "warm-up region close failed", e);
             }
         }
-        for (AutoCloseable c : new AutoCloseable[] {initiator, target}) {
+        List<AutoCloseable> toClose = new ArrayList<>(List.of(initiator, target));
+        toClose.addAll(owned);
+        for (AutoCloseable c : toClose) {
             try {
                 c.close();
             } catch (Exception e) {
-                LOG.log(Level.DEBUG, "warm-up engine close failed", e);
+                LOG.log(Level.DEBUG, "warm-up close failed", e);
             }
         }
         for (MemoryDescriptor b : buffers) {

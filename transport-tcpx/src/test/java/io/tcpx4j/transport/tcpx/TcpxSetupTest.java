@@ -214,7 +214,8 @@ class TcpxSetupTest {
         RecvComm recv = pollUntil(() -> t.accept(l), "accept");
         // past the attempt's deadline and one more setupTimeout: nobody will claim its comm
         Thread.sleep(2 * setupTimeout.toMillis() + 100);
-        assertThat(t.connect(0, t.listen(0).handle())).isNull(); // a later connect drops abandoned attempts
+        // a later connect drops abandoned attempts; its own listener's connect time keeps it from finishing at once
+        assertThat(t.connect(0, listenWithConnectTime(t, PLUGIN_CONNECT_MS).handle())).isNull();
         long dst = alloc(4096);
         MemoryRegistration rr = t.register(recv, dst, 4096, PtrType.HOST);
         NetRequest r = pollUntil(() -> t.irecv(recv, dst, 4096, 0, rr), "irecv");
