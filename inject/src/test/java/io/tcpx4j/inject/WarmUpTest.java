@@ -2,6 +2,7 @@ package io.tcpx4j.inject;
 
 import com.google.inject.AbstractModule;
 import com.google.inject.Guice;
+import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -42,7 +43,7 @@ class WarmUpTest {
                 assertThat(r).as("warm-up ended").isNotNull();
                 assertThat(r.stoppedBecause()).isNull();
                 assertThat(r.transfers()).isEqualTo(400);
-                Engine.Stats stats = engine.stats();
+                EngineStats stats = engine.stats();
                 assertThat(stats.connections()).as("the application's engine made no connection").isZero();
                 assertThat(stats.registeredRegions()).as("nor registered memory").isZero();
                 assertThat(threadNames()).as("the warm-up's threads are gone once it ended")
