@@ -3,9 +3,9 @@ package io.tcpx4j.cli;
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.Notification;
-import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.warmup.WarmUp;
@@ -34,14 +34,14 @@ final class Node implements AutoCloseable {
     /** Staging piece for device memory checks. */
     private static final long STAGING = 64L << 20;
 
-    private final Engine engine;
+    private final TransferEngine engine;
     private final EngineLifecycle lifecycle;
     private final DeviceMemory memory;
     private final MemoryKind kind;
     private final List<Notification> unmatched = new ArrayList<>();
     private boolean closed;
 
-    private Node(Engine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind) {
+    private Node(TransferEngine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind) {
         this.engine = engine;
         this.lifecycle = lifecycle;
         this.memory = memory;
@@ -68,7 +68,7 @@ final class Node implements AutoCloseable {
             }
             throw e;
         }
-        Engine engine;
+        TransferEngine engine;
         try {
             engine = lifecycle.start();
         } catch (RuntimeException e) {
@@ -101,7 +101,7 @@ final class Node implements AutoCloseable {
         }
     }
 
-    Engine engine() {
+    TransferEngine engine() {
         return engine;
     }
 
