@@ -2,6 +2,7 @@ package io.tcpx4j.api;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Moves memory between this process and named peers.
@@ -53,6 +54,25 @@ public interface TransferEngine extends AutoCloseable {
      * is none. Never blocks.
      */
     List<Notification> drainNotifications();
+
+    /**
+     * Hands every notification to {@code listener} instead of queueing it for {@link #drainNotifications()};
+     * {@code null} goes back to queueing. Notifications queued before the call are handed to the listener
+     * first, in the order they came, on the calling thread; later ones on the thread that received them: the
+     * progress agent that serves the sending peer (with {@link Progress.Driver#CALLER}, the application thread
+     * driving it), or, for notifications an engine sends itself, the thread that posted them. Each
+     * notification reaches the listener once and is not drained as well; notifications of one peer arrive in
+     * the order they were sent. Where several threads receive (several agents, posts to the engine itself)
+     * the listener may run on them at once. A notification that arrives while the listener is being replaced
+     * may still reach the one replaced.
+     *
+     * <p>The listener runs on the engine's path: it should return quickly and must not block on the engine
+     * (close it, await transfers). An exception it throws is logged and the engine carries on.
+     */
+    void onNotification(Consumer<Notification> listener);
+
+    /** A snapshot of the engine's counters. Never blocks. */
+    EngineStats stats();
 
     /**
      * Where the application's threads drive the engine (its progress setting is {@code CALLER}): runs one

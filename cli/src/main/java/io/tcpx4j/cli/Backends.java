@@ -5,7 +5,7 @@ import com.google.inject.util.Modules;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.cuda.Cuda;
 import io.tcpx4j.cuda.CudaUnpackModule;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.warmup.WarmUp;
 import io.tcpx4j.inject.EngineModule;
@@ -89,7 +89,7 @@ final class Backends {
      */
     static Module compose(EngineConfig config, Spec spec) {
         Module transport = transportModule(spec, config.chunkSize());
-        Module engine = new EngineModule(config, spec.warmUp());
+        Module engine = new EngineModule(config.withWarmUp(spec.warmUp().transfers()));
         if (spec.memory() == MemoryKind.VRAM) {
             return Modules.combine(engine, transport, new CudaUnpackModule(0));
         }

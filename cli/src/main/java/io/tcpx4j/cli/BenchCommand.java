@@ -4,7 +4,7 @@ import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.cli.fleet.FleetOptions;
-import io.tcpx4j.domain.Progress.Driver;
+import io.tcpx4j.api.Progress.Driver;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

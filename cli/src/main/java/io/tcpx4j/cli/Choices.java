@@ -34,10 +34,10 @@ final class Choices {
         }
     }
 
-    static final class Progress implements ITypeConverter<io.tcpx4j.domain.Progress.Driver> {
+    static final class Progress implements ITypeConverter<io.tcpx4j.api.Progress.Driver> {
         @Override
-        public io.tcpx4j.domain.Progress.Driver convert(String value) {
-            return of(io.tcpx4j.domain.Progress.Driver.class, value, "thread or caller");
+        public io.tcpx4j.api.Progress.Driver convert(String value) {
+            return of(io.tcpx4j.api.Progress.Driver.class, value, "thread or caller");
         }
     }
 }

@@ -50,7 +50,7 @@ final class Durations {
 
     /**
      * A spin time: {@code 0}, or a number with {@code ns}, {@code us}, {@code ms} or {@code s}; 0 .. 1 s (the
-     * engine's range, {@link io.tcpx4j.domain.Progress}).
+     * engine's range, {@link io.tcpx4j.api.Progress}).
      */
     static Duration parseSpin(String text) {
         long nanos = nanos(text, SPIN_UNITS, 0, "a spin time like 0, 50us, 1ms");

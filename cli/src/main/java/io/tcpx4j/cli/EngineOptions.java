@@ -1,9 +1,9 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.ByteSize;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.Progress;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.domain.warmup.WarmUp;
 import picocli.CommandLine.Option;
 

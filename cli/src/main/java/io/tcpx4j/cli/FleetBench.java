@@ -7,7 +7,7 @@ import io.tcpx4j.cli.fleet.FleetNode;
 import io.tcpx4j.cli.fleet.FleetOptions;
 import io.tcpx4j.cli.fleet.FleetPlan;
 import io.tcpx4j.cli.fleet.FleetRow;
-import io.tcpx4j.domain.Progress;
+import io.tcpx4j.api.Progress;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;

@@ -3,9 +3,9 @@ package io.tcpx4j.cli;
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.Notification;
-import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.warmup.WarmUp;
@@ -34,7 +34,7 @@ final class Node implements AutoCloseable {
     /** Staging piece for device memory checks. */
     private static final long STAGING = 64L << 20;
 
-    private final Engine engine;
+    private final TransferEngine engine;
     private final EngineLifecycle lifecycle;
     private final DeviceMemory memory;
     private final MemoryKind kind;
@@ -42,7 +42,7 @@ final class Node implements AutoCloseable {
     private final List<Notification> unmatched = new ArrayList<>();
     private boolean closed;
 
-    private Node(Engine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind, int channels) {
+    private Node(TransferEngine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind, int channels) {
         this.engine = engine;
         this.channels = channels;
         this.lifecycle = lifecycle;
@@ -70,7 +70,7 @@ final class Node implements AutoCloseable {
             }
             throw e;
         }
-        Engine engine;
+        TransferEngine engine;
         try {
             engine = lifecycle.start();
         } catch (RuntimeException e) {
@@ -104,7 +104,7 @@ final class Node implements AutoCloseable {
         }
     }
 
-    Engine engine() {
+    TransferEngine engine() {
         return engine;
     }
 

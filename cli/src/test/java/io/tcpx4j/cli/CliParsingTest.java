@@ -1,7 +1,7 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.domain.Progress;
+import io.tcpx4j.api.Progress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -14,7 +14,7 @@ import com.google.inject.spi.DefaultBindingTargetVisitor;
 import com.google.inject.util.Modules;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.cuda.CudaUnpackModule;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;

@@ -1,7 +1,7 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.EngineConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

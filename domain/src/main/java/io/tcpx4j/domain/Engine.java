@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
@@ -27,9 +28,9 @@ import io.tcpx4j.domain.session.RemoteSession;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * The transfer engine: one per process or GPU. All protocol work happens in its progress agents
@@ -52,7 +53,7 @@ public final class Engine implements TransferEngine {
     private final DeviceMemory memory;
     private final LocalIdentity identity;
     private final RegionRegistry registry;
-    private final ConcurrentLinkedQueue<Notification> notifications = new ConcurrentLinkedQueue<>();
+    private final NotificationInbox notifications = new NotificationInbox();
     private final AtomicLong xferIds = new AtomicLong();
     /** Whether the unpacker gathers and scatters device memory (packed chunks of VRAM descriptors). */
     private final boolean packsDevice;
@@ -318,18 +319,20 @@ public final class Engine implements TransferEngine {
         return out;
     }
 
-    // ------------------------------------------------------------------ observability
-
-    /** Counters for tests and leak checks; {@code dutyCycles} counts the agents' passes since start. */
-    public record Stats(int connections, int outstandingRequests, int liveOperations, int registeredRegions,
-                        int notificationsQueued, long dutyCycles) {
+    @Override
+    public void onNotification(Consumer<Notification> listener) {
+        notifications.listen(listener);
     }
 
+    // ------------------------------------------------------------------ observability
+
     /**
-     * A snapshot of the engine's counters. Safe from any thread, but the connection figures are read
-     * without synchronisation and may be slightly stale while the agent runs.
+     * A snapshot of the engine's counters ({@code dutyCycles} counts the agents' passes since start). Safe from
+     * any thread, but the connection figures are read without synchronisation and may be slightly stale while
+     * the agent runs.
      */
-    public Stats stats() {
+    @Override
+    public EngineStats stats() {
         int conns = 0;
         int reqs = 0;
         int ops = 0;
@@ -341,6 +344,6 @@ public final class Engine implements TransferEngine {
             ops += c.operations();
             cycles += a.dutyCycles();
         }
-        return new Stats(conns, reqs, ops, registry.size(), notifications.size(), cycles);
+        return new EngineStats(conns, reqs, ops, registry.size(), notifications.size(), cycles);
     }
 }

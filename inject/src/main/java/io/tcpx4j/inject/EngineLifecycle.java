@@ -1,8 +1,9 @@
 package io.tcpx4j.inject;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -19,7 +20,7 @@ import java.util.Objects;
  * the warm-up if one still runs, the engine (failing transfers still in flight with CANCELED), the
  * transport, the scatter-gather and the device memory.
  *
- * <p>With a warm-up plan of more than 0 transfers, {@link #start()} also starts a {@link WarmUp}: two
+ * <p>With {@link EngineConfig#warmUpTransfers()} above 0, {@link #start()} also starts a {@link WarmUp}: two
  * private engines of the same configuration, transport and memory that exchange transfers in the
  * background so the JIT has compiled the transfer paths before the application's first transfer.
  *
@@ -30,37 +31,41 @@ public final class EngineLifecycle implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(EngineLifecycle.class.getName());
 
     private final Engine engine;
-    private final EngineConfig config;
+    private final io.tcpx4j.domain.EngineConfig config;
+    private final int warmUpTransfers;
     private final NetTransport transport;
     private final ScatterGather scatterGather;
     private final DeviceMemory memory;
     private final Clock clock;
-    private final WarmUp.Plan plan;
     private boolean started;
     private boolean stopped;
     private WarmUp warmUp;
 
     @Inject
     public EngineLifecycle(Engine engine, EngineConfig config, NetTransport transport, ScatterGather scatterGather,
-                           DeviceMemory memory, Clock clock, WarmUp.Plan plan) {
+                           DeviceMemory memory, Clock clock) {
         this.engine = Objects.requireNonNull(engine, "engine");
-        this.config = Objects.requireNonNull(config, "config");
+        this.config = io.tcpx4j.domain.EngineConfig.from(config);
+        this.warmUpTransfers = config.warmUpTransfers();
         this.transport = Objects.requireNonNull(transport, "transport");
         this.scatterGather = Objects.requireNonNull(scatterGather, "scatterGather");
         this.memory = Objects.requireNonNull(memory, "memory");
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.plan = Objects.requireNonNull(plan, "plan");
     }
 
-    /** Binds the control listener, starts the progress thread and, if planned, the warm-up. */
-    public synchronized Engine start() {
+    /**
+     * Binds the control listeners, starts the progress threads (where the configuration's progress says so)
+     * and, if configured, the warm-up; returns the engine. Stopping the lifecycle, not closing the engine,
+     * also closes the transport and memory.
+     */
+    public synchronized TransferEngine start() {
         if (stopped) {
             throw new IllegalStateException("already stopped");
         }
         if (!started) {
             engine.start();
             started = true;
-            if (plan.transfers() > 0) {
+            if (warmUpTransfers > 0) {
                 warmUp = startWarmUp();
             }
         }
@@ -99,7 +104,7 @@ public final class EngineLifecycle implements AutoCloseable {
             LOG.log(Level.INFO, "no warm-up: the scatter-gather serves one progress agent only: " + e.getMessage());
             return null;
         }
-        EngineConfig base = config.withListen(config.listenHost(), 0).withAgents(1);
+        io.tcpx4j.domain.EngineConfig base = config.withListen(config.listenHost(), 0).withAgents(1);
         Engine initiator = new Engine(base.withName(config.name() + "/warm-up-initiator"), transport, memory,
                 forInitiator, clock);
         Engine target = new Engine(base.withName(config.name() + "/warm-up-target"), transport, memory,
@@ -115,9 +120,10 @@ public final class EngineLifecycle implements AutoCloseable {
             LOG.log(Level.INFO, "no warm-up: its engines did not start: " + e);
             return null;
         }
-        return WarmUp.start(initiator, target, memory, kind, 0, plan.transfers(), forInitiator, forTarget);
+        return WarmUp.start(initiator, target, memory, kind, 0, warmUpTransfers, forInitiator, forTarget);
     }
 
+    /** Closes the warm-up if it still runs, the engine, the transport, the scatter-gather and the memory. */
     public synchronized void stop() {
         if (stopped) {
             return;

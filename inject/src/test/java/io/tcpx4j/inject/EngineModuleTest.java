@@ -8,7 +8,7 @@ import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;

@@ -2,8 +2,9 @@ package io.tcpx4j.inject;
 
 import com.google.inject.AbstractModule;
 import com.google.inject.Guice;
-import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.EngineConfig;
+import io.tcpx4j.api.EngineStats;
+import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.port.out.NetRequest;
@@ -43,14 +44,14 @@ class WarmUpTest {
     @Test
     void startRunsThePlannedTransfersOnPrivateEnginesAndLeavesTheApplicationsEngineAlone() throws Exception {
         try (InMemoryFabric fabric = new InMemoryFabric()) {
-            EngineLifecycle life = lifecycle(fabric, new EngineModule(EngineConfig.defaults("app"), new WarmUp.Plan(400)));
+            EngineLifecycle life = lifecycle(fabric, new EngineModule(EngineConfig.defaults("app").withWarmUp(400)));
             try {
-                Engine engine = life.start();
+                TransferEngine engine = life.start();
                 WarmUp.Result r = life.warmUp().await(Duration.ofSeconds(60));
                 assertThat(r).as("warm-up ended").isNotNull();
                 assertThat(r.stoppedBecause()).isNull();
                 assertThat(r.transfers()).isEqualTo(400);
-                Engine.Stats stats = engine.stats();
+                EngineStats stats = engine.stats();
                 assertThat(stats.connections()).as("the application's engine made no connection").isZero();
                 assertThat(stats.registeredRegions()).as("nor registered memory").isZero();
                 assertThat(threadNames()).as("the warm-up's threads are gone once it ended")
@@ -114,8 +115,8 @@ class WarmUpTest {
     void eachPrivateEngineDrivesAScatterGatherOfItsOwnAndTheWarmUpClosesThem() throws Exception {
         CountingScatterGather applications = new CountingScatterGather();
         try (InMemoryFabric fabric = new InMemoryFabric()) {
-            EngineLifecycle life = Guice.createInjector(new EngineModule(EngineConfig.defaults("app"),
-                    new WarmUp.Plan(400)), new AbstractModule() {
+            EngineLifecycle life = Guice.createInjector(new EngineModule(EngineConfig.defaults("app")
+                    .withWarmUp(400)), new AbstractModule() {
                         @Override
                         protected void configure() {
                             bind(NetTransport.class).toInstance(fabric.newTransport());
@@ -144,20 +145,20 @@ class WarmUpTest {
     void stopEndsARunningWarmUpAndReleasesItsEngines() throws Exception {
         try (InMemoryFabric fabric = new InMemoryFabric()) {
             EngineLifecycle life = lifecycle(fabric,
-                    new EngineModule(EngineConfig.defaults("app"), new WarmUp.Plan(WarmUp.Plan.MAX_TRANSFERS)));
+                    new EngineModule(EngineConfig.defaults("app").withWarmUp(EngineConfig.MAX_WARM_UP_TRANSFERS)));
             life.start();
             WarmUp w = life.warmUp();
             life.stop();
             WarmUp.Result r = w.await(Duration.ZERO);
             assertThat(r).as("stop waited for the warm-up to end").isNotNull();
-            assertThat(r.transfers()).isLessThan(WarmUp.Plan.MAX_TRANSFERS);
+            assertThat(r.transfers()).isLessThan(EngineConfig.MAX_WARM_UP_TRANSFERS);
             assertThat(r.stoppedBecause()).isEqualTo("closed");
             assertThat(threadNames()).noneMatch(n -> n.contains("warm-up") || n.equals("tcpx4j-warmup"));
         }
     }
 
     @Test
-    void anEngineModuleWithoutAPlanRunsNoWarmUp() {
+    void aConfigurationWithoutWarmUpRunsNone() {
         try (InMemoryFabric fabric = new InMemoryFabric()) {
             EngineLifecycle life = lifecycle(fabric, new EngineModule(EngineConfig.defaults("app")));
             try {

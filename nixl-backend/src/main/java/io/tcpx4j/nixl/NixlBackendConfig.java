@@ -3,9 +3,8 @@ package io.tcpx4j.nixl;
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.Progress;
-import io.tcpx4j.domain.warmup.WarmUp;
+import io.tcpx4j.api.EngineConfig;
+import io.tcpx4j.api.Progress;
 
 import java.util.Collections;
 import java.util.HashMap;
@@ -55,24 +54,23 @@ import java.util.TreeMap;
  *       included)</td></tr>
  *   <tr><td>warm_up</td><td>transfers the backend runs between two private engines of its own in the
  *       background when it starts, so the JIT has compiled the transfer paths before the host's first
- *       transfer (0: none; default {@link WarmUp.Plan#DEFAULT_TRANSFERS}; at most
- *       {@link WarmUp.Plan#MAX_TRANSFERS})</td></tr>
+ *       transfer (0: none; default {@link EngineConfig#DEFAULT_WARM_UP_TRANSFERS}; at most
+ *       {@link EngineConfig#MAX_WARM_UP_TRANSFERS})</td></tr>
  * </table>
  *
  * <p>Immutable.
  *
- * @param engine    engine settings (the name is the agent's)
+ * @param engine    engine settings (the name is the agent's), the warm-up ({@code warm_up}) included
  * @param transport {@code loopback}, {@code tcpx} or a module class name
  * @param cuda      {@code auto}, {@code on} or {@code off}
  * @param cost      estimateXferCost's model
  * @param inlineProgress {@code progress=inline}: postXfer, checkXfer and getNotifs drive the engine on the
  *                  calling thread, and nothing else does; {@code thread}: only the engine's threads do
- * @param warmUp    the warm-up the backend's engine runs when it starts
  * @param sources   where each key that has a value came from: {@code parameter},
  *                  {@code TCPX4J_NIXL_<KEY>} or {@code default}
  */
 public record NixlBackendConfig(EngineConfig engine, String transport, String cuda, CostModel cost,
-                                boolean inlineProgress, WarmUp.Plan warmUp, Map<String, String> sources) {
+                                boolean inlineProgress, Map<String, String> sources) {
 
     /** Prefix of the environment variables that stand in for backend parameters. */
     public static final String ENV_PREFIX = "TCPX4J_NIXL_";
@@ -93,7 +91,6 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(cuda, "cuda");
         Objects.requireNonNull(cost, "cost");
-        Objects.requireNonNull(warmUp, "warmUp");
         sources = Map.copyOf(sources);
         if (!Set.of("auto", "on", "off").contains(cuda)) {
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'cuda' must be auto, on or off, not '"
@@ -185,13 +182,13 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         }
         boolean inline = progress.equals("inline");
         engine = engine.withProgress(engine.progress().withDriver(inline ? Progress.Driver.CALLER : Progress.Driver.THREAD));
-        int warmUp = integer(p, "warm_up", WarmUp.Plan.DEFAULT_TRANSFERS);
-        if (warmUp < 0 || warmUp > WarmUp.Plan.MAX_TRANSFERS) {
+        int warmUp = integer(p, "warm_up", EngineConfig.DEFAULT_WARM_UP_TRANSFERS);
+        if (warmUp < 0 || warmUp > EngineConfig.MAX_WARM_UP_TRANSFERS) {
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'warm_up' must be 0.."
-                    + WarmUp.Plan.MAX_TRANSFERS + ", not " + warmUp);
+                    + EngineConfig.MAX_WARM_UP_TRANSFERS + ", not " + warmUp);
         }
-        return new NixlBackendConfig(engine, p.get("transport"), p.get("cuda").toLowerCase(Locale.ROOT), cost,
-                inline, new WarmUp.Plan(warmUp), sources);
+        return new NixlBackendConfig(engine.withWarmUp(warmUp), p.get("transport"),
+                p.get("cuda").toLowerCase(Locale.ROOT), cost, inline, sources);
     }
 
     /** Where {@code key}'s value came from ({@code parameter}, {@code TCPX4J_NIXL_<KEY>} or {@code default}). */

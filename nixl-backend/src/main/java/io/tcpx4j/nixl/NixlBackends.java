@@ -7,9 +7,9 @@ import com.google.inject.Injector;
 import com.google.inject.Module;
 import com.google.inject.ProvisionException;
 import com.google.inject.Stage;
+import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.Engine;
 import io.tcpx4j.inject.EngineLifecycle;
 import io.tcpx4j.inject.EngineModule;
 
@@ -57,7 +57,7 @@ public final class NixlBackends {
     public static NixlBackend create(String agent, Map<String, String> params) {
         NixlBackendConfig config = NixlBackendConfig.parse(agent, params);
         List<Module> modules = new ArrayList<>();
-        modules.add(new EngineModule(config.engine(), config.warmUp()));
+        modules.add(new EngineModule(config.engine()));
         modules.add(load(moduleClass(config.transport()), "transport '" + config.transport() + "' (from "
                 + config.source("transport") + ")"));
         Module cuda = cudaModule(config.cuda(), config.source("cuda"), gpuPresent());
@@ -73,7 +73,7 @@ public final class NixlBackends {
                     + e.getMessage(), e);
         }
         try {
-            Engine engine = lifecycle.start();
+            TransferEngine engine = lifecycle.start();
             LOG.log(System.Logger.Level.INFO, "NIXL TCPX backend " + agent + " started: transport "
                     + config.transport() + " (from " + config.source("transport") + "), CUDA unpack "
                     + (cuda != null ? "on" : "off") + " (cuda=" + config.cuda() + " from " + config.source("cuda")

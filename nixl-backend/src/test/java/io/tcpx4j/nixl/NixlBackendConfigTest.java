@@ -1,7 +1,7 @@
 package io.tcpx4j.nixl;
 
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.Progress;
+import io.tcpx4j.api.Progress;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashMap;
@@ -147,7 +147,7 @@ class NixlBackendConfigTest {
     @Test
     void coalesceLimitIsAnEngineSettingWithTheEnginesDefault() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().coalesceLimit())
-                .isEqualTo(io.tcpx4j.domain.EngineConfig.DEFAULT_COALESCE);
+                .isEqualTo(io.tcpx4j.api.EngineConfig.DEFAULT_COALESCE);
         assertThat(NixlBackendConfig.parse("A", Map.of("coalesce_limit", "0"), Map.of()).engine().coalesceLimit())
                 .isZero();
         assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_COALESCE_LIMIT", "4096")).engine()
@@ -158,10 +158,10 @@ class NixlBackendConfigTest {
 
     @Test
     void warmUpRunsTheDefaultTransfersUnlessSetAndRefusesOutOfRange() {
-        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).warmUp().transfers())
-                .isEqualTo(io.tcpx4j.domain.warmup.WarmUp.Plan.DEFAULT_TRANSFERS);
-        assertThat(NixlBackendConfig.parse("A", Map.of("warm_up", "0"), Map.of()).warmUp().transfers()).isZero();
-        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_WARM_UP", "500")).warmUp().transfers())
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().warmUpTransfers())
+                .isEqualTo(io.tcpx4j.api.EngineConfig.DEFAULT_WARM_UP_TRANSFERS);
+        assertThat(NixlBackendConfig.parse("A", Map.of("warm_up", "0"), Map.of()).engine().warmUpTransfers()).isZero();
+        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_WARM_UP", "500")).engine().warmUpTransfers())
                 .isEqualTo(500);
         assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("warm_up", "-1"), Map.of()))
                 .hasMessageContaining("'warm_up' must be 0..");
@@ -184,7 +184,7 @@ class NixlBackendConfigTest {
     @Test
     void deviceCoalesceLimitIsAnEngineSettingWithTheEnginesDefault() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().deviceCoalesceLimit())
-                .isEqualTo(io.tcpx4j.domain.EngineConfig.DEFAULT_DEVICE_COALESCE);
+                .isEqualTo(io.tcpx4j.api.EngineConfig.DEFAULT_DEVICE_COALESCE);
         assertThat(NixlBackendConfig.parse("A", Map.of("device_coalesce_limit", "0"), Map.of()).engine()
                 .deviceCoalesceLimit()).isZero();
         assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_DEVICE_COALESCE_LIMIT", "65536"))

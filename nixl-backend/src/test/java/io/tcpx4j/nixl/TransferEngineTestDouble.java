@@ -1,5 +1,6 @@
 package io.tcpx4j.nixl;
 
+import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
@@ -28,6 +29,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * An in-memory {@link TransferEngine} for unit tests of the NIXL backend: engines of one
@@ -177,6 +179,16 @@ final class TransferEngineTestDouble implements TransferEngine {
                 target(peer).inbox.add(new Notification(name, message));
             }
         };
+    }
+
+    @Override
+    public void onNotification(Consumer<Notification> listener) {
+        throw new UnsupportedOperationException("the NIXL backend drains notifications");
+    }
+
+    @Override
+    public EngineStats stats() {
+        return new EngineStats(0, 0, 0, 0, inbox.size(), 0);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.tcpx4j.domain.warmup;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.RegisteredMemory;
@@ -52,9 +53,9 @@ public final class WarmUp implements AutoCloseable {
      */
     public record Plan(int transfers) {
 
-        /** Enough transfers of the mix for the JIT to compile both sides' paths. */
-        public static final int DEFAULT_TRANSFERS = 3000;
-        public static final int MAX_TRANSFERS = 1_000_000;
+        /** Enough transfers of the mix for the JIT to compile both sides' paths ({@link EngineConfig}'s). */
+        public static final int DEFAULT_TRANSFERS = EngineConfig.DEFAULT_WARM_UP_TRANSFERS;
+        public static final int MAX_TRANSFERS = EngineConfig.MAX_WARM_UP_TRANSFERS;
         public static final Plan OFF = new Plan(0);
         public static final Plan DEFAULT = new Plan(DEFAULT_TRANSFERS);
 

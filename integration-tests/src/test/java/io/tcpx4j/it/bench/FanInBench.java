@@ -6,9 +6,9 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.Progress;
+import io.tcpx4j.api.TransferEngine;
+import io.tcpx4j.api.EngineConfig;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.it.transfer.Bytes;
 import io.tcpx4j.it.transfer.LoopbackNode;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
@@ -189,7 +189,7 @@ public final class FanInBench {
                     int me = i;
                     Thread t = new Thread(() -> {
                         try {
-                            Engine e = initiators.get(me).engine;
+                            TransferEngine e = initiators.get(me).engine;
                             Session s = e.session(target.name());
                             List<MemoryDescriptor> local = List.of(MemoryDescriptor.dram(sources[me], block));
                             List<MemoryDescriptor> remote = List.of(MemoryDescriptor.dram(region + (long) me * block, block));
@@ -420,7 +420,7 @@ public final class FanInBench {
                 (t[0] - t0) / 1e6, t[1] / 1e6, t[2]));
     }
 
-    private static long write(Engine e, Session s, List<MemoryDescriptor> local, List<MemoryDescriptor> remote,
+    private static long write(TransferEngine e, Session s, List<MemoryDescriptor> local, List<MemoryDescriptor> remote,
                               int initiator, int n) throws InterruptedException {
         long t0 = System.nanoTime();
         Transfer t = s.write(local, remote, (initiator + ":" + n).getBytes(StandardCharsets.UTF_8));

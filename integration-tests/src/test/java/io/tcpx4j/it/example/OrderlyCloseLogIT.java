@@ -5,7 +5,7 @@ import io.tcpx4j.api.HostBuffer;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.inject.EngineLifecycle;
 import io.tcpx4j.inject.EngineModule;
 import io.tcpx4j.transport.loopback.LoopbackTransportModule;

@@ -1,5 +1,6 @@
 package io.tcpx4j.it.reliability;
 
+import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
@@ -81,7 +82,7 @@ final class Node implements AutoCloseable {
         other.engine.loadRemoteMetadata(name, region.publicMetadata());
     }
 
-    Engine.Stats stats() {
+    EngineStats stats() {
         return engine.stats();
     }
 

@@ -1,5 +1,6 @@
 package io.tcpx4j.it.reliability;
 
+import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
@@ -69,7 +70,7 @@ public final class PeerMain {
                             out.println("XFER " + s + " " + t.error().map(e -> e.code().name()).orElse("-"));
                         }
                         case "STATS" -> {
-                            Engine.Stats s = engine.stats();
+                            EngineStats s = engine.stats();
                             out.println("STATS " + s.connections() + " " + s.outstandingRequests() + " "
                                     + s.liveOperations() + " " + s.registeredRegions() + " "
                                     + node.transport.comms() + " " + node.transport.registrations());

@@ -4,8 +4,8 @@ import com.google.inject.Guice;
 import com.google.inject.Injector;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.RegisteredMemory;
-import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.api.TransferEngine;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.inject.EngineLifecycle;
 import io.tcpx4j.inject.EngineModule;
@@ -36,7 +36,7 @@ public final class LoopbackNode implements AutoCloseable {
 
     private final EngineLifecycle lifecycle;
     private final List<Long> buffers = new ArrayList<>();
-    public final Engine engine;
+    public final TransferEngine engine;
 
     private LoopbackNode(EngineConfig config, LoopbackConfig transport) {
         Injector injector = Guice.createInjector(new EngineModule(config), new LoopbackTransportModule(transport));

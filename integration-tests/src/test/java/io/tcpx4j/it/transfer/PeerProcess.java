@@ -1,5 +1,6 @@
 package io.tcpx4j.it.transfer;
 
+import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
@@ -113,7 +114,7 @@ public final class PeerProcess {
                 case "write" -> move(true, 0, decode(a[1]));
                 case "read" -> move(false, Long.parseLong(a[1]), decode(a[2]));
                 case "stats" -> {
-                    Engine.Stats s = node.engine.stats();
+                    EngineStats s = node.engine.stats();
                     reply("@stats " + s.outstandingRequests() + " " + s.liveOperations() + " " + s.connections());
                 }
                 case "quit" -> {

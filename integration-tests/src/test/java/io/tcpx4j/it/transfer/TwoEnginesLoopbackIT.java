@@ -1,11 +1,12 @@
 package io.tcpx4j.it.transfer;
 
+import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.Engine;
+import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 import org.junit.jupiter.api.AfterAll;
@@ -149,9 +150,9 @@ class TwoEnginesLoopbackIT {
     }
 
     /** No request or operation outlives its transfer (the target of a READ may finish a moment later). */
-    private static void assertQuiet(Engine e) throws InterruptedException {
+    private static void assertQuiet(TransferEngine e) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        Engine.Stats s = e.stats();
+        EngineStats s = e.stats();
         while ((s.outstandingRequests() != 0 || s.liveOperations() != 0) && System.nanoTime() < deadline) {
             Thread.sleep(5);
             s = e.stats();

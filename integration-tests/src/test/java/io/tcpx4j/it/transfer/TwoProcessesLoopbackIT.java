@@ -1,5 +1,6 @@
 package io.tcpx4j.it.transfer;
 
+import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
@@ -261,7 +262,7 @@ class TwoProcessesLoopbackIT {
     private void assertQuiet() throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (true) {
-            Engine.Stats s = parent.engine.stats();
+            EngineStats s = parent.engine.stats();
             send("stats");
             String[] r = await("@stats");
             boolean quiet = s.outstandingRequests() == 0 && s.liveOperations() == 0
