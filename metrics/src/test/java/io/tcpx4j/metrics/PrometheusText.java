@@ -56,6 +56,57 @@ public final class PrometheusText {
         return find(name, labels).stream().mapToDouble(Sample::value).sum();
     }
 
+    /**
+     * The {@code q} quantile of histogram {@code family} (its {@code _bucket} samples with {@code labels}), as
+     * Prometheus' {@code histogram_quantile} computes it: linear within the bucket the rank falls into.
+     */
+    public double histogramQuantile(double q, String family, String... labels) {
+        List<double[]> buckets = buckets(family, labels);
+        double total = buckets.get(buckets.size() - 1)[1];
+        if (total == 0) {
+            return Double.NaN;
+        }
+        double rank = q * total;
+        double lowerBound = 0;
+        double lowerCount = 0;
+        for (double[] b : buckets) {
+            if (b[1] >= rank) {
+                if (Double.isInfinite(b[0])) {
+                    return lowerBound;
+                }
+                return lowerBound + (b[0] - lowerBound) * (rank - lowerCount) / (b[1] - lowerCount);
+            }
+            lowerBound = b[0];
+            lowerCount = b[1];
+        }
+        throw new IllegalStateException("no +Inf bucket in " + family);
+    }
+
+    /** The smallest bucket bound of histogram {@code family} at or above {@code value}. */
+    public double upperBound(String family, double value, String... labels) {
+        return buckets(family, labels).stream().mapToDouble(b -> b[0]).filter(le -> le >= value).min()
+                .orElseThrow();
+    }
+
+    /** (le, cumulative count) of the histogram's buckets, by le; they must be cumulative and end at +Inf. */
+    private List<double[]> buckets(String family, String... labels) {
+        List<double[]> buckets = new ArrayList<>();
+        for (Sample s : find(family + "_bucket", labels)) {
+            String le = s.labels().get("le");
+            buckets.add(new double[] {le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le), s.value()});
+        }
+        buckets.sort((x, y) -> Double.compare(x[0], y[0]));
+        if (buckets.isEmpty() || !Double.isInfinite(buckets.get(buckets.size() - 1)[0])) {
+            throw new IllegalArgumentException("no +Inf bucket in " + family);
+        }
+        for (int i = 1; i < buckets.size(); i++) {
+            if (buckets.get(i)[1] < buckets.get(i - 1)[1]) {
+                throw new IllegalArgumentException(family + " buckets are not cumulative at le=" + buckets.get(i)[0]);
+            }
+        }
+        return buckets;
+    }
+
     public static PrometheusText parse(String text) {
         List<Sample> samples = new ArrayList<>();
         Map<String, String> types = new HashMap<>();

@@ -28,6 +28,23 @@ class PrometheusTextTest {
     }
 
     @Test
+    void computesHistogramQuantilesAsPrometheusDoes() {
+        PrometheusText t = PrometheusText.parse("""
+                # TYPE l histogram
+                l_bucket{le="1.0"} 50
+                l_bucket{le="2.0"} 90
+                l_bucket{le="4.0"} 100
+                l_bucket{le="+Inf"} 100
+                """);
+        assertThat(t.histogramQuantile(0.5, "l")).isEqualTo(1.0);
+        assertThat(t.histogramQuantile(0.7, "l")).isEqualTo(1.5);
+        assertThat(t.histogramQuantile(0.95, "l")).isEqualTo(3.0);
+        assertThat(t.upperBound("l", 1.5)).isEqualTo(2.0);
+        assertThatThrownBy(() -> PrometheusText.parse("l_bucket{le=\"1\"} 5\nl_bucket{le=\"+Inf\"} 4\n")
+                .histogramQuantile(0.5, "l")).hasMessageContaining("not cumulative");
+    }
+
+    @Test
     void refusesMalformedLines() {
         for (String bad : new String[] {"x_total", "x_total{peer=a} 1", "x_total{peer=\"a} 1", "x_total{p=\"\\t\"} 1",
                 "x_total one", "{a=\"b\"} 1", "x{a=\"1\",a=\"2\"} 1", "x_total 1 2 3",
