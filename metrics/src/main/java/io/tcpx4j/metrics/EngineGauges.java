@@ -14,8 +14,8 @@ import java.util.function.ToDoubleFunction;
 /**
  * Gauges read from an engine's own counters ({@link Engine#stats()}) at each scrape, tagged
  * {@code engine}: {@code tcpx4j.engine.connections}, {@code tcpx4j.engine.requests.outstanding} (transport
- * requests), {@code tcpx4j.engine.operations.live} (transfers and served operations not yet ended, both
- * directions), {@code tcpx4j.engine.regions} and {@code tcpx4j.engine.notifications.queued}. They hold the
+ * requests), {@code tcpx4j.engine.operations.live} (operations in flight on its connections: the transfers it
+ * posted and those peers posted into it), {@code tcpx4j.engine.regions} and {@code tcpx4j.engine.notifications.queued}. They hold the
  * engine strongly until {@link #close()} removes them.
  *
  * <p>Thread-safe.
@@ -32,7 +32,7 @@ public final class EngineGauges implements AutoCloseable {
         gauge("tcpx4j.engine.connections", "connections to peers", engine, tags, e -> e.stats().connections());
         gauge("tcpx4j.engine.requests.outstanding", "transport requests posted and not yet completed", engine, tags,
                 e -> e.stats().outstandingRequests());
-        gauge("tcpx4j.engine.operations.live", "transfers and served operations not yet ended", engine, tags,
+        gauge("tcpx4j.engine.operations.live", "operations in flight on the engine's connections, posted here or by peers", engine, tags,
                 e -> e.stats().liveOperations());
         gauge("tcpx4j.engine.regions", "registered memory regions", engine, tags, e -> e.stats().registeredRegions());
         gauge("tcpx4j.engine.notifications.queued", "notifications received and not yet drained", engine, tags,

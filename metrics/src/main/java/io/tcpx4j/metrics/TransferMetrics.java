@@ -15,7 +15,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <p>Meter names (Prometheus names in brackets): {@value #TRANSFERS} ({@code tcpx4j_transfers_total}),
  * {@value #BYTES} ({@code tcpx4j_transfer_bytes_total}), {@value #LATENCY} ({@code
- * tcpx4j_transfer_latency_seconds}, a histogram with the 0.5, 0.99 and 0.999 quantiles beside it),
+ * tcpx4j_transfer_latency_seconds}, a histogram: Prometheus computes p50, p99 and p99.9 from its buckets with
+ * {@code histogram_quantile}; registries that keep percentiles themselves also get the 0.5, 0.99 and 0.999
+ * percentiles),
  * {@value #ERRORS} ({@code tcpx4j_transfer_errors_total}) and {@value #IN_FLIGHT} ({@code
  * tcpx4j_transfers_in_flight}).
  *
