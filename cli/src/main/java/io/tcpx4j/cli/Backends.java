@@ -1,15 +1,20 @@
 package io.tcpx4j.cli;
 
+import com.google.inject.AbstractModule;
 import com.google.inject.Module;
+import com.google.inject.Provides;
+import com.google.inject.Singleton;
 import com.google.inject.util.Modules;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.cuda.Cuda;
 import io.tcpx4j.cuda.CudaUnpackModule;
 import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.warmup.WarmUp;
 import io.tcpx4j.inject.EngineModule;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
+import io.tcpx4j.transport.loopback.LoopbackTransport;
 import io.tcpx4j.transport.loopback.LoopbackTransportModule;
 import io.tcpx4j.transport.tcpx.TcpxOptions;
 import io.tcpx4j.transport.tcpx.TcpxTransport;
@@ -17,6 +22,7 @@ import io.tcpx4j.transport.tcpx.TcpxTransportModule;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The one place where the CLI chooses adapters: which transport module (and, for GPU memory, the
@@ -31,13 +37,21 @@ final class Backends {
     private Backends() {
     }
 
-    /** What one engine runs on, and the warm-up it runs when it starts. */
-    record Spec(TransportKind transport, MemoryKind memory, String bindHost, WarmUp.Plan warmUp) {
+    /**
+     * What one engine runs on, the warm-up it runs when it starts, and the meters it records into
+     * ({@code metrics}: null for none).
+     */
+    record Spec(TransportKind transport, MemoryKind memory, String bindHost, WarmUp.Plan warmUp, CliMetrics metrics) {
         Spec {
             Objects.requireNonNull(transport, "transport");
             Objects.requireNonNull(memory, "memory");
             Objects.requireNonNull(bindHost, "bindHost");
             Objects.requireNonNull(warmUp, "warmUp");
+        }
+
+        /** An engine without meters. */
+        Spec(TransportKind transport, MemoryKind memory, String bindHost, WarmUp.Plan warmUp) {
+            this(transport, memory, bindHost, warmUp, null);
         }
 
         /** An engine that starts without a warm-up. */
@@ -77,9 +91,33 @@ final class Backends {
      */
     static Module transportModule(Spec spec, int chunkSize) {
         checkAvailable(spec.transport(), spec.memory());
-        return switch (spec.transport()) {
+        Module module = switch (spec.transport()) {
             case LOOPBACK -> new LoopbackTransportModule(loopbackConfig(spec.bindHost()));
             case TCPX -> new TcpxTransportModule(TcpxOptions.defaults().withDynamicChunkSize(chunkSize));
+        };
+        return spec.metrics() == null ? module : Modules.override(module).with(metered(spec.transport(), spec.metrics()));
+    }
+
+    /**
+     * Binds {@code NetTransport} to the transport the module would bind, wrapped in the meters' decorator:
+     * built as LoopbackTransportModule builds it, or the TcpxTransport that TcpxTransportModule provides.
+     */
+    private static Module metered(TransportKind kind, CliMetrics metrics) {
+        return switch (kind) {
+            case LOOPBACK -> new AbstractModule() {
+                @Provides
+                @Singleton
+                NetTransport transport(LoopbackConfig config, Optional<DeviceMemory> deviceMemory) {
+                    return metrics.transport(new LoopbackTransport(config, deviceMemory.orElse(null)));
+                }
+            };
+            case TCPX -> new AbstractModule() {
+                @Provides
+                @Singleton
+                NetTransport transport(TcpxTransport raw) {
+                    return metrics.transport(raw);
+                }
+            };
         };
     }
 

@@ -87,6 +87,18 @@ final class EngineOptions {
                     + " A wildcard --listen needs it (or --bind). Default: the engine's interface.")
     String advertise;
 
+    @Option(names = "--metrics-port", paramLabel = "PORT",
+            description = "Serve this command's engine and transport meters as Prometheus text at"
+                    + " http://HOST:PORT/metrics while its engines run (0: any free port). Default: off.")
+    Integer metricsPort;
+
+    @Option(names = "--metrics-bind", paramLabel = "HOST", defaultValue = "127.0.0.1",
+            description = "Interface of the --metrics-port endpoint (plain HTTP, no authentication). Default: ${DEFAULT-VALUE}.")
+    String metricsBind;
+
+    /** The meters of this command's engines, created at the first {@link #spec}; null without --metrics-port. */
+    private CliMetrics metrics;
+
     @Option(names = "--procfs", paramLabel = "DIR", defaultValue = "/proc", hidden = true,
             description = "procfs root, for the host memory check (tests).")
     Path procfs;
@@ -115,6 +127,9 @@ final class EngineOptions {
         }
         if (deviceCoalesceLimit < 0 || deviceCoalesceLimit > EngineConfig.MAX_CHUNK) {
             return "--device-coalesce-limit must be 0..4M, was " + ByteSize.format(deviceCoalesceLimit);
+        }
+        if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
+            return "--metrics-port must be 0..65535, was " + metricsPort;
         }
         if (warmUp != null && (warmUp < 0 || warmUp > WarmUp.Plan.MAX_TRANSFERS)) {
             return "--warm-up must be 0.." + WarmUp.Plan.MAX_TRANSFERS + ", was " + warmUp;
@@ -147,6 +162,14 @@ final class EngineOptions {
     }
 
     Backends.Spec spec(String bindHost) {
-        return new Backends.Spec(transport, memory, bindHost, warmUpPlan());
+        return new Backends.Spec(transport, memory, bindHost, warmUpPlan(), metrics());
+    }
+
+    /** The meters every engine of this command shares (one endpoint), or null without --metrics-port. */
+    synchronized CliMetrics metrics() {
+        if (metrics == null && metricsPort != null) {
+            metrics = new CliMetrics(metricsBind, metricsPort);
+        }
+        return metrics;
     }
 }

@@ -35,6 +35,11 @@ final class Node implements AutoCloseable {
     private static final long STAGING = 64L << 20;
 
     private final TransferEngine engine;
+    /** What transfers go through: the engine, or its metered decorator under --metrics-port. */
+    private final TransferEngine api;
+    /** The engine's meters (removed at close) and the command's endpoint (released at close), or null. */
+    private final CliMetrics.Metered metered;
+    private final CliMetrics metrics;
     private final EngineLifecycle lifecycle;
     private final DeviceMemory memory;
     private final MemoryKind kind;
@@ -42,9 +47,13 @@ final class Node implements AutoCloseable {
     private final List<Notification> unmatched = new ArrayList<>();
     private boolean closed;
 
-    private Node(TransferEngine engine, EngineLifecycle lifecycle, DeviceMemory memory, MemoryKind kind, int channels) {
+    private Node(TransferEngine engine, CliMetrics metrics, EngineLifecycle lifecycle, DeviceMemory memory,
+                 MemoryKind kind, int channels) {
         this.engine = engine;
         this.channels = channels;
+        this.metrics = metrics;
+        this.metered = metrics == null ? null : metrics.engine(engine);
+        this.api = metered == null ? engine : metered.engine();
         this.lifecycle = lifecycle;
         this.memory = memory;
         this.kind = kind;
@@ -57,6 +66,20 @@ final class Node implements AutoCloseable {
      * @throws Unavailable when the transport cannot start on this host (e.g. no TCPX plugin)
      */
     static Node start(EngineConfig config, Backends.Spec spec) {
+        CliMetrics metrics = spec.metrics();
+        if (metrics == null) {
+            return compose(config, spec);
+        }
+        metrics.acquire();
+        try {
+            return compose(config, spec);
+        } catch (RuntimeException | Error e) {
+            metrics.release();
+            throw e;
+        }
+    }
+
+    private static Node compose(EngineConfig config, Backends.Spec spec) {
         Injector injector = Guice.createInjector(Backends.compose(config, spec));
         EngineLifecycle lifecycle;
         try {
@@ -84,7 +107,8 @@ final class Node implements AutoCloseable {
             throw e;
         }
         awaitWarmUp(lifecycle);
-        return new Node(engine, lifecycle, injector.getInstance(DeviceMemory.class), spec.memory(),
+        // metered from here on: the warm-up's private engines are not this engine
+        return new Node(engine, spec.metrics(), lifecycle, injector.getInstance(DeviceMemory.class), spec.memory(),
                 config.channels());
     }
 
@@ -104,8 +128,9 @@ final class Node implements AutoCloseable {
         }
     }
 
+    /** The engine to post through (metered under --metrics-port). */
     TransferEngine engine() {
-        return engine;
+        return api;
     }
 
     MemoryKind kind() {
@@ -218,6 +243,15 @@ final class Node implements AutoCloseable {
             return;
         }
         closed = true;
-        lifecycle.stop();
+        try {
+            if (metered != null) {
+                metered.close();
+            }
+            lifecycle.stop();
+        } finally {
+            if (metrics != null) {
+                metrics.release();
+            }
+        }
     }
 }

@@ -84,6 +84,10 @@ final class ServeCommand implements Callable<Integer> {
                     + " (engine on " + bind
                     + (engine.advertise != null && !engine.advertise.equals(bind) ? ", advertised as " + engine.advertise : "")
                     + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "") + "); Ctrl-C stops");
+            java.net.InetSocketAddress metricsAt = engine.metrics() == null ? null : engine.metrics().address();
+            if (metricsAt != null) {
+                io.out().println("tcpx4j serve: metrics on http://" + HostPort.of(metricsAt) + "/metrics");
+            }
             io.out().flush();
             ready.countDown();
             int runs = s.serve(0);
@@ -125,6 +129,11 @@ final class ServeCommand implements Callable<Integer> {
     /** Waits until the server listens (or failed to start). Returns false on timeout. */
     boolean awaitReady(long timeout, TimeUnit unit) throws InterruptedException {
         return ready.await(timeout, unit);
+    }
+
+    /** Where --metrics-port serves once listening, else null. */
+    java.net.InetSocketAddress metricsAddress() {
+        return server == null || engine.metrics() == null ? null : engine.metrics().address();
     }
 
     /** The out-of-band address once listening, else null. */

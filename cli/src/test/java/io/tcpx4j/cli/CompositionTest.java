@@ -20,6 +20,7 @@ import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.inject.EngineLifecycle;
+import io.tcpx4j.domain.warmup.WarmUp;
 import io.tcpx4j.inject.EngineModule;
 import io.tcpx4j.transport.tcpx.TcpxOptions;
 import org.junit.jupiter.api.Test;
@@ -73,6 +74,33 @@ class CompositionTest {
             assertThat(dram.getBinding(NetTransport.class)).isNotNull();
             assertThat(dram.getBinding(EngineLifecycle.class)).isNotNull();
             assertThat(dram.getInstance(DeviceMemory.class)).isInstanceOf(HostMemory.class);
+        }
+    }
+
+    @Test
+    void withMetricsEveryTransportIsWrappedInTheMeteredDecorator() {
+        CliMetrics metrics = new CliMetrics("127.0.0.1", 0);
+        for (TransportKind t : TransportKind.values()) {
+            Backends.Spec spec = new Backends.Spec(t, MemoryKind.DRAM, "127.0.0.1", WarmUp.Plan.OFF, metrics);
+            Injector dram = Guice.createInjector(Stage.DEVELOPMENT, Backends.compose(EngineConfig.defaults("x"), spec));
+            assertThat(dram.getBinding(EngineLifecycle.class)).isNotNull();
+            // the binding is the metrics override's provider, not the transport module's
+            assertThat(dram.getBinding(NetTransport.class).getSource().toString()).contains("Backends");
+            // and with cuda-unpack the transport still gets the CUDA device memory
+            Injector vram = Guice.createInjector(Stage.DEVELOPMENT, new EngineModule(EngineConfig.defaults("x")),
+                    Backends.transportModule(spec), new CudaUnpackModule(0));
+            assertThat(actual(vram, DeviceMemory.class)).contains("CudaDeviceMemory");
+        }
+        // over loopback it can be provisioned here: the decorator around the module's transport
+        Injector loopback = Guice.createInjector(Backends.compose(EngineConfig.defaults("x"),
+                new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1", WarmUp.Plan.OFF, metrics)));
+        NetTransport transport = loopback.getInstance(NetTransport.class);
+        try {
+            assertThat(transport).isInstanceOf(io.tcpx4j.metrics.MeteredNetTransport.class);
+            assertThat(transport.name()).isEqualTo("loopback");
+            assertThat(loopback.getInstance(NetTransport.class)).isSameAs(transport);
+        } finally {
+            transport.close();
         }
     }
 

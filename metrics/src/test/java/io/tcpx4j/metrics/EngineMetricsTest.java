@@ -1,0 +1,201 @@
+package io.tcpx4j.metrics;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tcpx4j.api.HostBuffer;
+import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.RegisteredMemory;
+import io.tcpx4j.api.Session;
+import io.tcpx4j.api.Transfer;
+import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.domain.Engine;
+import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.memory.CpuScatterGather;
+import io.tcpx4j.domain.memory.HostMemory;
+import io.tcpx4j.domain.port.out.Clock;
+import io.tcpx4j.transport.loopback.LoopbackConfig;
+import io.tcpx4j.transport.loopback.LoopbackTransport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.function.DoubleSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Two real engines over the loopback transport, each with its meters in a Prometheus registry served over
+ * HTTP: what a scrape shows equals the transfers the test made, per peer, operation and memory kind, and
+ * the transports' counters show the same bytes from both sides.
+ */
+@Timeout(60)
+class EngineMetricsTest {
+
+    private static final Duration T = Duration.ofSeconds(10);
+    private static final int BLOCK = 64 * 1024;
+    private static final int SMALL = 4096;
+
+    /** One engine with its own registry, metered transport, gauges and endpoint. */
+    private static final class Metered implements AutoCloseable {
+        final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        final MeteredNetTransport transport;
+        final Engine engine;
+        final TransferMetrics transfers;
+        final MeteredTransferEngine metered;
+        final EngineGauges gauges;
+        final PrometheusEndpoint endpoint;
+
+        Metered(String name) throws java.io.IOException {
+            transport = new MeteredNetTransport(new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false)), registry);
+            // inline transfers travel in control frames: off, so that every byte shows on the transport too
+            engine = new Engine(EngineConfig.defaults(name).withInlineLimit(0), transport, new HostMemory(),
+                    new CpuScatterGather(), Clock.SYSTEM);
+            engine.start();
+            transfers = new TransferMetrics(registry, name);
+            metered = new MeteredTransferEngine(engine, transfers);
+            gauges = new EngineGauges(engine, registry);
+            endpoint = PrometheusEndpoint.start(registry, "127.0.0.1", 0);
+        }
+
+        PrometheusText scrape() throws Exception {
+            return PrometheusText.scrape("http://127.0.0.1:" + endpoint.address().getPort() + "/metrics");
+        }
+
+        @Override
+        public void close() {
+            endpoint.close();
+            gauges.close();
+            engine.close();
+            transport.close();
+        }
+    }
+
+    private Metered alpha;
+    private Metered beta;
+
+    @BeforeEach
+    void start() throws Exception {
+        alpha = new Metered("alpha");
+        beta = new Metered("beta");
+    }
+
+    @AfterEach
+    void stop() {
+        alpha.close();
+        beta.close();
+    }
+
+    @Test
+    void aScrapeShowsEveryTransferPerPeerOpAndMemoryWithItsLatencyHistogram() throws Exception {
+        int writes = 25;
+        int reads = 7;
+        try (HostBuffer local = HostBuffer.allocate(BLOCK);
+             HostBuffer remote = HostBuffer.allocate(BLOCK);
+             RegisteredMemory l = alpha.metered.register(local.descriptor());
+             RegisteredMemory r = beta.engine.register(remote.descriptor())) {
+            alpha.metered.loadPeer("beta", beta.engine.connInfo());
+            alpha.metered.loadRemoteMetadata("beta", r.publicMetadata());
+            Session s = alpha.metered.session("beta");
+            for (int i = 0; i < writes; i++) {
+                Transfer t = s.write(List.of(local.descriptor()), List.of(remote.descriptor()), null);
+                assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
+            }
+            for (int i = 0; i < reads; i++) {
+                Transfer t = s.read(List.of(local.descriptor().slice(0, SMALL)), List.of(remote.descriptor().slice(0, SMALL)), null);
+                assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
+            }
+            // a range outside the peer's registered memory is refused at the call
+            MemoryDescriptor outside = MemoryDescriptor.dram(remote.descriptor().address() + BLOCK, SMALL);
+            assertThatThrownBy(() -> s.write(List.of(local.descriptor().slice(0, SMALL)), List.of(outside), null))
+                    .isInstanceOf(TransferException.class);
+
+            // the observer runs on the thread that ends a transfer, just after the waiter may have woken
+            awaitValue(() -> alpha.registry.find(TransferMetrics.TRANSFERS).tag("op", "read").counter() == null ? 0
+                    : alpha.registry.find(TransferMetrics.TRANSFERS).tag("op", "read").counter().count(), reads);
+
+            PrometheusText a = alpha.scrape();
+            String[] write = {"engine", "alpha", "peer", "beta", "op", "write", "memory", "dram"};
+            String[] read = {"engine", "alpha", "peer", "beta", "op", "read", "memory", "dram"};
+            assertThat(a.type("tcpx4j_transfers_total")).isEqualTo("counter");
+            assertThat(a.sum("tcpx4j_transfers_total", write)).isEqualTo(writes);
+            assertThat(a.sum("tcpx4j_transfers_total", read)).isEqualTo(reads);
+            assertThat(a.sum("tcpx4j_transfer_bytes_total", write)).isEqualTo((double) writes * BLOCK);
+            assertThat(a.sum("tcpx4j_transfer_bytes_total", read)).isEqualTo((double) reads * SMALL);
+            assertThat(a.type("tcpx4j_transfer_latency_seconds")).isEqualTo("histogram");
+            assertThat(a.sum("tcpx4j_transfer_latency_seconds_count", write)).isEqualTo(writes);
+            assertThat(a.find("tcpx4j_transfer_latency_seconds_bucket", write)).hasSizeGreaterThan(10);
+            assertThat(a.sum("tcpx4j_transfer_latency_seconds_bucket", concat(write, "le", "+Inf"))).isEqualTo(writes);
+            assertThat(a.sum("tcpx4j_transfer_latency_seconds_sum", write)).isPositive();
+            // p50, p99 and p99.9 as Prometheus' histogram_quantile computes them from the buckets
+            double p50 = a.histogramQuantile(0.5, "tcpx4j_transfer_latency_seconds", write);
+            double p99 = a.histogramQuantile(0.99, "tcpx4j_transfer_latency_seconds", write);
+            double p999 = a.histogramQuantile(0.999, "tcpx4j_transfer_latency_seconds", write);
+            assertThat(p50).isPositive().isLessThanOrEqualTo(p99);
+            assertThat(p99).isLessThanOrEqualTo(p999);
+            // at most the bucket above the slowest transfer
+            assertThat(p999).isLessThanOrEqualTo(a.upperBound("tcpx4j_transfer_latency_seconds",
+                    a.sum("tcpx4j_transfer_latency_seconds_max", write), write));
+            assertThat(a.sum("tcpx4j_transfer_errors_total", "engine", "alpha", "peer", "beta", "op", "write"))
+                    .isEqualTo(1);
+            assertThat(a.sum("tcpx4j_transfers_in_flight", "engine", "alpha", "peer", "beta")).isZero();
+            assertThat(a.sum("tcpx4j_engine_connections", "engine", "alpha")).isEqualTo(1);
+            assertThat(a.sum("tcpx4j_engine_regions", "engine", "alpha")).isEqualTo(1);
+
+            // the transports: alpha sent the writes and received the reads, beta the other way round
+            PrometheusText b = beta.scrape();
+            assertThat(a.sum("tcpx4j_transport_bytes_total", "transport", "loopback", "direction", "send"))
+                    .isEqualTo((double) writes * BLOCK);
+            assertThat(a.sum("tcpx4j_transport_bytes_total", "direction", "receive")).isEqualTo((double) reads * SMALL);
+            assertThat(b.sum("tcpx4j_transport_bytes_total", "direction", "receive")).isEqualTo((double) writes * BLOCK);
+            assertThat(b.sum("tcpx4j_transport_bytes_total", "direction", "send")).isEqualTo((double) reads * SMALL);
+            // one chunk per transfer (each is smaller than a chunk)
+            assertThat(b.sum("tcpx4j_transport_requests_completed_total", "direction", "receive")).isEqualTo(writes);
+            assertThat(b.sum("tcpx4j_transport_requests_posted_total", "direction", "receive")).isEqualTo(writes);
+            assertThat(b.sum("tcpx4j_transport_requests_failed_total")).isZero();
+            assertThat(b.find("tcpx4j_transport_bytes_total", "device", "0", "nic", beta.transport.properties(0).name())).isNotEmpty();
+            // beta posted nothing itself: no transfer meters of its own
+            assertThat(b.find("tcpx4j_transfers_total")).isEmpty();
+        }
+    }
+
+    @Test
+    void removedMetersLeaveTheScrape() throws Exception {
+        try (HostBuffer local = HostBuffer.allocate(SMALL);
+             HostBuffer remote = HostBuffer.allocate(SMALL);
+             RegisteredMemory l = alpha.metered.register(local.descriptor());
+             RegisteredMemory r = beta.engine.register(remote.descriptor())) {
+            alpha.metered.loadPeer("beta", beta.engine.connInfo());
+            alpha.metered.loadRemoteMetadata("beta", r.publicMetadata());
+            Transfer t = alpha.metered.session("beta").write(List.of(local.descriptor()), List.of(remote.descriptor()), null);
+            assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
+            awaitValue(() -> alpha.registry.find(TransferMetrics.TRANSFERS).counter() == null ? 0
+                    : alpha.registry.find(TransferMetrics.TRANSFERS).counter().count(), 1);
+            assertThat(alpha.scrape().find("tcpx4j_transfers_total", "peer", "beta")).hasSize(1);
+
+            alpha.transfers.remove();
+            alpha.gauges.close();
+            alpha.transport.removeMeters();
+            PrometheusText after = alpha.scrape();
+            assertThat(after.samples()).noneMatch(s -> s.name().startsWith("tcpx4j_"));
+        }
+    }
+
+    private static String[] concat(String[] labels, String... more) {
+        String[] out = java.util.Arrays.copyOf(labels, labels.length + more.length);
+        System.arraycopy(more, 0, out, labels.length, more.length);
+        return out;
+    }
+
+    /** Waits (bounded) until {@code value} reaches {@code expected}; the assertions after it decide. */
+    private static void awaitValue(DoubleSupplier value, double expected) throws InterruptedException {
+        long deadline = System.nanoTime() + T.toNanos();
+        while (value.getAsDouble() < expected && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+    }
+}
