@@ -65,9 +65,9 @@ for stage in "$@"; do
       [ -f "$f" ] || continue
       b=${f#ptx/}; b=${b%.ptx}
       [ -z "${TEST_PTX:-}" ] || [[ " $TEST_PTX " == *" $b "* ]] || continue
-      echo "== CudaUnpackerGpuTest with $f" >> "$OUT/tests.log"
+      echo "== CudaScatterGatherGpuTest with $f" >> "$OUT/tests.log"
       timeout 60 $J -Dtcpx4j.test.ptx=$f -jar "$LAUNCHER" execute --class-path "$CP" \
-        --select-class=io.tcpx4j.cuda.CudaUnpackerGpuTest --details=summary --disable-banner >> "$OUT/tests.log" 2>&1
+        --select-class=io.tcpx4j.cuda.CudaScatterGatherGpuTest --details=summary --disable-banner >> "$OUT/tests.log" 2>&1
       echo "variant $f exit $?" | tee -a "$OUT/tests.log" "$OUT/run.log"
     done
     ;;

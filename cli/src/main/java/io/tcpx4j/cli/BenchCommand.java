@@ -553,7 +553,7 @@ final class BenchCommand implements Callable<Integer> {
 
     /** What one of this run's engines runs on: the transport and memory of its side. */
     private Backends.Spec spec(MemoryKind memory, String bind) {
-        return new Backends.Spec(engine.transport, memory, bind);
+        return engine.spec(bind, memory);
     }
 
     /**

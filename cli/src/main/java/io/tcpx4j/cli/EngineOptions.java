@@ -162,7 +162,12 @@ final class EngineOptions {
     }
 
     Backends.Spec spec(String bindHost) {
-        return new Backends.Spec(transport, memory, bindHost, warmUpPlan(), metrics());
+        return spec(bindHost, memory);
+    }
+
+    /** As {@link #spec(String)}, for an engine whose buffers are of {@code kind} rather than --mem's. */
+    Backends.Spec spec(String bindHost, MemoryKind kind) {
+        return new Backends.Spec(transport, kind, bindHost, warmUpPlan(), metrics());
     }
 
     /** The meters every engine of this command shares (one endpoint), or null without --metrics-port. */
