@@ -21,7 +21,7 @@ cd "$tree"
 v=$dest/v/$name
 rm -rf "$v"
 mkdir -p "$v"
-for m in api domain inject transport-loopback transport-tcpx cuda-unpack nixl-backend cli; do
+for m in api domain inject transport-loopback transport-tcpx cuda-unpack nixl-backend metrics cli; do
     f=$(ls $m/target/tcpx4j-$m-*.jar 2>/dev/null | grep -v -e sources -e javadoc -e tests | head -1 || true)
     if [ -n "$f" ]; then cp "$f" "$v/"; fi
 done
@@ -38,7 +38,7 @@ if [ "${LIB:-0}" = 1 ]; then
         assertj*.jar junit-*.jar opentest4j*.jar apiguardian*.jar jmh-generator-annprocess*.jar)
 fi
 if [ ! -x "$dest/jre/bin/java" ]; then
-    jlink --add-modules java.base,java.logging,jdk.unsupported,java.management,java.sql,java.naming,java.xml,jdk.zipfs \
+    jlink --add-modules java.base,java.logging,jdk.unsupported,java.management,java.sql,java.naming,java.xml,jdk.zipfs,jdk.httpserver,java.net.http \
         --strip-debug --no-header-files --no-man-pages --compress=2 --output "$dest/jre"
 fi
 cp "$here/latency.sh" "$here/latency-matrix.sh" "$here/tcp_pingpong.py" "$here/busy-table.sh" "$here/spin-matrix.sh" "$here/old-new.sh" \

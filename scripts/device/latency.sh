@@ -22,6 +22,8 @@
 #            "0 3000"), ROUNDS rounds of serve --warm-up W and bench --role initiator --warm-up W, rows
 #            4 KiB and 64 KiB after only 100 warm-up transfers (--warmup-seconds 0), unpinned and pinned
 #            to 2 CPUs, each with the seconds from the initiator's start to the end of its run
+#     metrics the cost of recording metrics: ROUNDS rounds, ABBA, of serve + bench --role initiator (4 KiB and
+#            64 KiB rows, 3000 iterations after 300) with and without --metrics-port 0 on both sides
 #     quota  a CPU quota: every variant's bench in a fresh cgroup v2 with cpu.max "200000 100000" (two CPUs'
 #            worth) beside one busy loop in the same cgroup; per row avg, P99 and the longest transfer,
 #            and the cgroup's throttling counters; QUOTA_PINS (default "none": unpinned; e.g. "0,1") and
@@ -131,6 +133,18 @@ first)
       kill $sp; wait $sp 2>/dev/null
     done
   done; done; done ;;
+metrics)
+  for round in $(seq "${ROUNDS:-3}"); do
+    if [ $((round % 2)) = 1 ]; then order="off on"; else order="on off"; fi
+    for m in $order; do for v in $variants; do
+      flags=""; [ "$m" = on ] && flags="--metrics-port 0"
+      log "metrics $m, $v, round $round"
+      serve_ready "" $flags
+      $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port $flags \
+          --block-sizes 4K,64K --iterations 3000 --warmup 300 --no-baseline 2>&1 | tail -3 | head -2
+      kill $sp; wait $sp 2>/dev/null
+    done; done
+  done ;;
 quota)
   cg=/sys/fs/cgroup/tcpx4j-quota-$$
   echo +cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null

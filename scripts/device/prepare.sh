@@ -77,8 +77,8 @@ fi
 cp "$m2" "$dest/"
 
 # 3. the runtime (kept if it already has every module)
-modules=java.base,java.logging,jdk.unsupported,java.management,java.sql,java.naming,java.xml,jdk.zipfs
-if ! { [ -x "$dest/jre/bin/java" ] && "$dest/jre/bin/java" --list-modules | grep -q '^jdk.zipfs@'; }; then
+modules=java.base,java.logging,jdk.unsupported,java.management,java.sql,java.naming,java.xml,jdk.zipfs,jdk.httpserver,java.net.http
+if ! { [ -x "$dest/jre/bin/java" ] && "$dest/jre/bin/java" --list-modules | grep -q '^java.net.http@'; }; then
     rm -rf "$dest/jre"
     jlink --add-modules $modules --strip-debug --no-header-files --no-man-pages --compress=2 --output "$dest/jre"
 fi
