@@ -26,7 +26,7 @@ import java.util.Map;
 final class Doctor {
 
     static final String TCPX_PREFIX = "NCCL_GPUDIRECTTCPX_";
-    /** Where A3 images install the TCPX plugin (DESIGN.md section 6). */
+    /** Where A3 images install the TCPX plugin (docs/TCPX.md). */
     static final List<String> PLUGIN_PATHS = List.of("/usr/local/tcpx/lib64/libnccl-net-tcpx.so",
             "/var/lib/tcpx/lib64/libnccl-net.so");
 
@@ -249,7 +249,7 @@ final class Doctor {
             out.add(Check.ok("nccl-env", "NCCL_DYNAMIC_CHUNK_SIZE=" + chunk));
         }
         if (memory == MemoryKind.VRAM) {
-            // The 2024 plugin reads NCCL_MIN_ZCOPY_SIZE (its parameter macro adds only NCCL_); DESIGN.md and
+            // The 2024 plugin reads NCCL_MIN_ZCOPY_SIZE (its parameter macro adds only NCCL_); the first design and
             // older guides say NCCL_GPUDIRECTTCPX_MIN_ZCOPY_SIZE. Either set to 4096 is accepted.
             String zcopy = env.get("NCCL_MIN_ZCOPY_SIZE");
             String zcopyAlias = env.get(TCPX_PREFIX + "MIN_ZCOPY_SIZE");

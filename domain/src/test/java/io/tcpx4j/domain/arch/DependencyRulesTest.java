@@ -9,7 +9,7 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The dependency rule of DESIGN.md section 1 as a test: {@code api} and {@code domain} never see
+ * The dependency rule of docs/ARCHITECTURE.md section 1 as a test: {@code api} and {@code domain} never see
  * Guice, JNA, JCuda or jackson-databind. The Maven enforcer bans the artifacts; this catches what a
  * ban cannot: a shaded or transitively smuggled copy of one of those packages that a class names by
  * type.
@@ -26,7 +26,7 @@ class DependencyRulesTest {
             .that().resideInAnyPackage("io.tcpx4j.api..", "io.tcpx4j.domain..")
             .should().dependOnClassesThat().resideInAnyPackage(
                     "com.google.inject..", "com.sun.jna..", "jcuda..", "com.fasterxml.jackson.databind..")
-            .because("DESIGN.md section 1: adapters own Guice, JNA, JCuda and jackson-databind; "
+            .because("docs/ARCHITECTURE.md section 1: adapters own Guice, JNA, JCuda and jackson-databind; "
                     + "api and domain must load without them");
 
     /**
