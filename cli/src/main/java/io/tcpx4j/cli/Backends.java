@@ -11,7 +11,6 @@ import io.tcpx4j.cuda.CudaUnpackModule;
 import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.warmup.WarmUp;
 import io.tcpx4j.inject.EngineModule;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 import io.tcpx4j.transport.loopback.LoopbackTransport;
@@ -38,25 +37,19 @@ final class Backends {
     }
 
     /**
-     * What one engine runs on, the warm-up it runs when it starts, and the meters it records into
-     * ({@code metrics}: null for none).
+     * What one engine runs on and the meters it records into ({@code metrics}: null for none); its warm-up
+     * travels in its configuration.
      */
-    record Spec(TransportKind transport, MemoryKind memory, String bindHost, WarmUp.Plan warmUp, CliMetrics metrics) {
+    record Spec(TransportKind transport, MemoryKind memory, String bindHost, CliMetrics metrics) {
         Spec {
             Objects.requireNonNull(transport, "transport");
             Objects.requireNonNull(memory, "memory");
             Objects.requireNonNull(bindHost, "bindHost");
-            Objects.requireNonNull(warmUp, "warmUp");
         }
 
         /** An engine without meters. */
-        Spec(TransportKind transport, MemoryKind memory, String bindHost, WarmUp.Plan warmUp) {
-            this(transport, memory, bindHost, warmUp, null);
-        }
-
-        /** An engine that starts without a warm-up. */
         Spec(TransportKind transport, MemoryKind memory, String bindHost) {
-            this(transport, memory, bindHost, WarmUp.Plan.OFF);
+            this(transport, memory, bindHost, null);
         }
     }
 
@@ -127,7 +120,7 @@ final class Backends {
      */
     static Module compose(EngineConfig config, Spec spec) {
         Module transport = transportModule(spec, config.chunkSize());
-        Module engine = new EngineModule(config.withWarmUp(spec.warmUp().transfers()));
+        Module engine = new EngineModule(config);
         if (spec.memory() == MemoryKind.VRAM) {
             return Modules.combine(engine, transport, new CudaUnpackModule(0));
         }

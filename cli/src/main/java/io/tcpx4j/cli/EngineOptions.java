@@ -4,7 +4,6 @@ import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Progress;
-import io.tcpx4j.domain.warmup.WarmUp;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -69,7 +68,7 @@ final class EngineOptions {
     @Option(names = "--warm-up", paramLabel = "N",
             description = "Transfers the engine runs between two private engines of its own when it starts, before"
                     + " it serves or benches, so the JIT has compiled the transfer paths before the first real"
-                    + " transfer; 0 none, at most 1000000. Default: " + WarmUp.Plan.DEFAULT_TRANSFERS + " for serve,"
+                    + " transfer; 0 none, at most 1000000. Default: " + EngineConfig.DEFAULT_WARM_UP_TRANSFERS + " for serve,"
                     + " 0 for bench (which warms up each row itself: --warmup, --warmup-seconds).")
     Integer warmUp;
 
@@ -131,8 +130,8 @@ final class EngineOptions {
         if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
             return "--metrics-port must be 0..65535, was " + metricsPort;
         }
-        if (warmUp != null && (warmUp < 0 || warmUp > WarmUp.Plan.MAX_TRANSFERS)) {
-            return "--warm-up must be 0.." + WarmUp.Plan.MAX_TRANSFERS + ", was " + warmUp;
+        if (warmUp != null && (warmUp < 0 || warmUp > EngineConfig.MAX_WARM_UP_TRANSFERS)) {
+            return "--warm-up must be 0.." + EngineConfig.MAX_WARM_UP_TRANSFERS + ", was " + warmUp;
         }
         return null;
     }
@@ -154,11 +153,8 @@ final class EngineOptions {
                 .withCoalesceLimit((int) coalesceLimit)
                 .withDeviceCoalesceLimit((int) deviceCoalesceLimit)
                 .withAgents(agents)
+                .withWarmUp(warmUp != null ? warmUp : defaultWarmUp)
                 .withShutdownTimeout(Duration.ofSeconds(2));
-    }
-
-    private WarmUp.Plan warmUpPlan() {
-        return new WarmUp.Plan(warmUp != null ? warmUp : defaultWarmUp);
     }
 
     Backends.Spec spec(String bindHost) {
@@ -167,7 +163,7 @@ final class EngineOptions {
 
     /** As {@link #spec(String)}, for an engine whose buffers are of {@code kind} rather than --mem's. */
     Backends.Spec spec(String bindHost, MemoryKind kind) {
-        return new Backends.Spec(transport, kind, bindHost, warmUpPlan(), metrics());
+        return new Backends.Spec(transport, kind, bindHost, metrics());
     }
 
     /** The meters every engine of this command shares (one endpoint), or null without --metrics-port. */

@@ -1,6 +1,6 @@
 package io.tcpx4j.cli;
 
-import io.tcpx4j.domain.warmup.WarmUp;
+import io.tcpx4j.api.EngineConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -60,7 +60,7 @@ final class ServeCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Logs.configure(engine.verbose, io.err());
         // a server warms up before it reports ready: its first requests must not wait for the JIT
-        engine.defaultWarmUp = WarmUp.Plan.DEFAULT_TRANSFERS;
+        engine.defaultWarmUp = EngineConfig.DEFAULT_WARM_UP_TRANSFERS;
         String problem = engine.problem();
         if (problem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), problem);

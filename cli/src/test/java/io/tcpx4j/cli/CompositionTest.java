@@ -20,7 +20,6 @@ import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.ScatterGather;
 import io.tcpx4j.inject.EngineLifecycle;
-import io.tcpx4j.domain.warmup.WarmUp;
 import io.tcpx4j.inject.EngineModule;
 import io.tcpx4j.transport.tcpx.TcpxOptions;
 import org.junit.jupiter.api.Test;
@@ -81,7 +80,7 @@ class CompositionTest {
     void withMetricsEveryTransportIsWrappedInTheMeteredDecorator() {
         CliMetrics metrics = new CliMetrics("127.0.0.1", 0);
         for (TransportKind t : TransportKind.values()) {
-            Backends.Spec spec = new Backends.Spec(t, MemoryKind.DRAM, "127.0.0.1", WarmUp.Plan.OFF, metrics);
+            Backends.Spec spec = new Backends.Spec(t, MemoryKind.DRAM, "127.0.0.1", metrics);
             Injector dram = Guice.createInjector(Stage.DEVELOPMENT, Backends.compose(EngineConfig.defaults("x"), spec));
             assertThat(dram.getBinding(EngineLifecycle.class)).isNotNull();
             // the binding is the metrics override's provider, not the transport module's
@@ -93,7 +92,7 @@ class CompositionTest {
         }
         // over loopback it can be provisioned here: the decorator around the module's transport
         Injector loopback = Guice.createInjector(Backends.compose(EngineConfig.defaults("x"),
-                new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1", WarmUp.Plan.OFF, metrics)));
+                new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1", metrics)));
         NetTransport transport = loopback.getInstance(NetTransport.class);
         try {
             assertThat(transport).isInstanceOf(io.tcpx4j.metrics.MeteredNetTransport.class);

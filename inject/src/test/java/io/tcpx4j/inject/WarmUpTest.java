@@ -3,6 +3,7 @@ package io.tcpx4j.inject;
 import com.google.inject.AbstractModule;
 import com.google.inject.Guice;
 import io.tcpx4j.api.EngineConfig;
+import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.MemoryKind;
@@ -171,10 +172,10 @@ class WarmUpTest {
     }
 
     @Test
-    void aPlanOutsideItsRangeIsRefused() {
-        assertThatThrownBy(() -> new WarmUp.Plan(-1)).isInstanceOf(IllegalArgumentException.class)
+    void aWarmUpOutsideItsRangeIsRefused() {
+        assertThatThrownBy(() -> EngineConfig.defaults("app").withWarmUp(-1)).isInstanceOf(TransferException.class)
                 .hasMessageContaining("0..");
-        assertThatThrownBy(() -> new WarmUp.Plan(WarmUp.Plan.MAX_TRANSFERS + 1))
-                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> EngineConfig.defaults("app").withWarmUp(EngineConfig.MAX_WARM_UP_TRANSFERS + 1))
+                .isInstanceOf(TransferException.class);
     }
 }

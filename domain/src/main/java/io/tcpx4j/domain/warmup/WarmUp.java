@@ -1,6 +1,5 @@
 package io.tcpx4j.domain.warmup;
 
-import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.RegisteredMemory;
@@ -45,26 +44,6 @@ public final class WarmUp implements AutoCloseable {
     private static final long REGION = 2L * 1024 * 1024;
     private static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(5);
     private static final byte[] NOTE = {'w'};
-
-    /**
-     * How many warm-up transfers an engine runs when it starts; 0 runs none.
-     *
-     * @param transfers transfers of the mix, 0..{@link #MAX_TRANSFERS}
-     */
-    public record Plan(int transfers) {
-
-        /** Enough transfers of the mix for the JIT to compile both sides' paths ({@link EngineConfig}'s). */
-        public static final int DEFAULT_TRANSFERS = EngineConfig.DEFAULT_WARM_UP_TRANSFERS;
-        public static final int MAX_TRANSFERS = EngineConfig.MAX_WARM_UP_TRANSFERS;
-        public static final Plan OFF = new Plan(0);
-        public static final Plan DEFAULT = new Plan(DEFAULT_TRANSFERS);
-
-        public Plan {
-            if (transfers < 0 || transfers > MAX_TRANSFERS) {
-                throw new IllegalArgumentException("warm-up transfers must be 0.." + MAX_TRANSFERS + ": " + transfers);
-            }
-        }
-    }
 
     /** What a warm-up did: transfers that ended DONE, how long it ran, and why it stopped early (or null). */
     public record Result(int transfers, Duration elapsed, String stoppedBecause) {
