@@ -17,7 +17,10 @@
 #     busy   a busy host: for each N in BUSY_LOOPS (default "0 2 4"), N busy loops pinned to CPUs 0,1 and
 #            every variant's bench pinned there too: 4 KiB and 64 KiB rows (BUSY_ITERS, default 1000) in
 #            one JVM and between two processes, the KV row 16 KiB x 256 with its raw column, and
-#            tcp_pingpong.py (4 KiB, the blocking-socket baseline) under the same loops
+#            tcp_pingpong.py (4 KiB, the blocking-socket baseline) under the same loops; BUSY_FLAGS (e.g.
+#            "--progress caller --spin 0") go to every bench command of the stage
+#     pinned the default bench rows (4 KiB..64 MiB) and the KV row 16 KiB x 256, pinned to CPUs 0,1 with no busy
+#            loops, one JVM and two processes, per variant: to check P99 against avg (scheduler-slice tails)
 #     first  the first transfers after start-up, as a NIXL host sees them: for each W in WARM_UPS (default
 #            "0 3000"), ROUNDS rounds of serve --warm-up W and bench --role initiator --warm-up W, rows
 #            4 KiB and 64 KiB after only 100 warm-up transfers (--warmup-seconds 0), unpinned and pinned
@@ -27,7 +30,7 @@
 #     quota  a CPU quota: every variant's bench in a fresh cgroup v2 with cpu.max "200000 100000" (two CPUs'
 #            worth) beside one busy loop in the same cgroup; per row avg, P99 and the longest transfer,
 #            and the cgroup's throttling counters; QUOTA_PINS (default "none": unpinned; e.g. "0,1") and
-#            QUOTA_SPINS (default "50us") repeat it per CPU list and --spin
+#            QUOTA_SPINS (default "50us") repeat it per CPU list and --spin; BUSY_FLAGS go to the bench too
 set -u
 cd "$(dirname "$0")"
 J=$PWD/jre/bin/java
@@ -56,6 +59,20 @@ ab)
   done; done; done
   python3 tcp_pingpong.py 4096 5000
   taskset -c 0,1 python3 tcp_pingpong.py 4096 5000 ;;
+pinned)
+  for v in $variants; do
+    log "pinned to 0,1, no busy loops, $v, one JVM"
+    taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --format csv 2>/dev/null
+    taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 16K --batch-sizes 256 \
+        --format csv 2>/dev/null | tail -1
+    log "pinned to 0,1, no busy loops, $v, two processes"
+    serve_ready "taskset -c 0,1"
+    taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
+        --format csv 2>/dev/null
+    taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
+        --block-sizes 16K --batch-sizes 256 --format csv 2>/dev/null | tail -1
+    kill $sp; wait $sp 2>/dev/null
+  done ;;
 two)
   for v in $variants; do
     log "two processes, $v"
@@ -108,13 +125,13 @@ busy)
     for v in $variants; do
       log "busy loops $n, $v, one JVM"
       taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 4K,4K,64K \
-          --iterations "${BUSY_ITERS:-1000}" --warmup 200 2>&1 | tail -4 | head -3
+          --iterations "${BUSY_ITERS:-1000}" --warmup 200 ${BUSY_FLAGS:-} 2>&1 | tail -4 | head -3
       taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 16K --batch-sizes 256 \
-          --iterations 100 --warmup 20 2>&1 | tail -2 | head -1
+          --iterations 100 --warmup 20 ${BUSY_FLAGS:-} 2>&1 | tail -2 | head -1
       log "busy loops $n, $v, two processes"
       serve_ready "taskset -c 0,1"
       taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
-          --block-sizes 4K,4K,64K --iterations "${BUSY_ITERS:-1000}" --warmup 200 2>&1 | tail -4 | head -3
+          --block-sizes 4K,4K,64K --iterations "${BUSY_ITERS:-1000}" --warmup 200 ${BUSY_FLAGS:-} 2>&1 | tail -4 | head -3
       kill $sp; wait $sp 2>/dev/null
     done
     log "busy loops $n, blocking ping-pong"
@@ -155,7 +172,7 @@ quota)
     before=$(cat "$cg/cpu.stat" | tr '\n' ' ')
     sh -c "echo \$\$ > $cg/cgroup.procs; exec $p sh -c 'while :; do :; done'" & busy=$!
     sh -c "echo \$\$ > $cg/cgroup.procs; exec $p $J -cp '$(cp_of $v)' io.tcpx4j.cli.Main bench --block-sizes 4K,64K,1M \
-        --iterations ${BUSY_ITERS:-1000} --warmup 200 --spin $spin --json" > quota.json 2> quota.err
+        --iterations ${BUSY_ITERS:-1000} --warmup 200 --spin $spin ${BUSY_FLAGS:-} --json" > quota.json 2> quota.err
     kill $busy; wait $busy 2>/dev/null
     python3 -c 'import json,sys
 d=json.load(open("quota.json"))
