@@ -34,8 +34,8 @@ static int vm_status = TCPX4J_ERR_BACKEND;
 static char vm_error[2048] = "Java VM not started";
 static pthread_key_t attach_key;
 
-static jclass c_bridge, c_transfer_exception, c_byte_array;
-static jmethodID m_create, m_nixl_status, m_to_string;
+static jclass c_bridge, c_nixl_status, c_byte_array;
+static jmethodID m_create, m_status_of, m_to_string;
 static jmethodID m_close, m_register, m_deregister, m_public_data, m_load_local, m_load_remote, m_unload;
 static jmethodID m_conn_info, m_load_conn_info, m_connect, m_disconnect;
 static jmethodID m_prep, m_post, m_check, m_release, m_estimate, m_get_notifs, m_gen_notif;
@@ -418,7 +418,7 @@ static int cache_ids(JNIEnv *env) {
     }
     ID(m_to_string, throwable, "toString", "()Ljava/lang/String;");
     if ((c_bridge = global_class(env, "io/tcpx4j/nixl/NixlBridge")) == NULL ||
-        (c_transfer_exception = global_class(env, "io/tcpx4j/api/TransferException")) == NULL ||
+        (c_nixl_status = global_class(env, "io/tcpx4j/nixl/NixlStatus")) == NULL ||
         (c_byte_array = global_class(env, "[B")) == NULL ||
         (backend = (*env)->FindClass(env, "io/tcpx4j/nixl/NixlBackend")) == NULL) {
         return -1;
@@ -429,7 +429,10 @@ static int cache_ids(JNIEnv *env) {
     if (m_create == NULL) {
         return -1;
     }
-    ID(m_nixl_status, c_transfer_exception, "nixlStatus", "()I");
+    m_status_of = (*env)->GetStaticMethodID(env, c_nixl_status, "of", "(Ljava/lang/Throwable;)I");
+    if (m_status_of == NULL) {
+        return -1;
+    }
     ID(m_close, backend, "close", "()V");
     ID(m_register, backend, "registerMem", "(JJII[J)I");
     ID(m_deregister, backend, "deregisterMem", "(J)I");
@@ -454,7 +457,7 @@ static int cache_ids(JNIEnv *env) {
     return 0;
 }
 
-/* Takes a pending exception: its status (TransferException's code, else UNKNOWN) and its text. */
+/* Takes a pending exception: its status (NixlStatus.of: a TransferException's code, else UNKNOWN) and its text. */
 static int take_exception(JNIEnv *env, const char *what) {
     jthrowable t = (*env)->ExceptionOccurred(env);
     if (t == NULL) {
@@ -462,8 +465,8 @@ static int take_exception(JNIEnv *env, const char *what) {
     }
     (*env)->ExceptionClear(env);
     int status = TCPX4J_ERR_UNKNOWN;
-    if (c_transfer_exception != NULL && (*env)->IsInstanceOf(env, t, c_transfer_exception)) {
-        status = (*env)->CallIntMethod(env, t, m_nixl_status);
+    if (c_nixl_status != NULL && m_status_of != NULL) {
+        status = (*env)->CallStaticIntMethod(env, c_nixl_status, m_status_of, t);
         if ((*env)->ExceptionCheck(env)) {
             (*env)->ExceptionClear(env);
             status = TCPX4J_ERR_UNKNOWN;

@@ -9,51 +9,30 @@ import java.util.Objects;
 public final class TransferException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    /** Error codes. Each maps 1:1 onto a NIXL status ({@link #nixlStatus()}). */
+    /** Error codes. The NIXL backend maps each onto one NIXL status at its edge. */
     public enum Code {
         /** The operation was not posted (nothing to check yet). NIXL_ERR_NOT_POSTED. */
-        NOT_POSTED(-1),
+        NOT_POSTED,
         /** Bad input: unknown or malformed arguments, bytes that do not decode. NIXL_ERR_INVALID_PARAM. */
-        INVALID_PARAM(-2),
+        INVALID_PARAM,
         /** The transport or device failed. NIXL_ERR_BACKEND. */
-        BACKEND(-3),
+        BACKEND,
         /** An unknown peer, region or transfer. NIXL_ERR_NOT_FOUND. */
-        NOT_FOUND(-4),
+        NOT_FOUND,
         /** Lengths or kinds of paired descriptors differ. NIXL_ERR_MISMATCH. */
-        MISMATCH(-5),
+        MISMATCH,
         /** The access is not allowed: outside registered memory, wrong secret. NIXL_ERR_NOT_ALLOWED. */
-        NOT_ALLOWED(-6),
+        NOT_ALLOWED,
         /** The transfer is still active and cannot be posted again. NIXL_ERR_REPOST_ACTIVE. */
-        REPOST_ACTIVE(-7),
+        REPOST_ACTIVE,
         /** Anything else. NIXL_ERR_UNKNOWN. */
-        UNKNOWN(-8),
+        UNKNOWN,
         /** The capability is not supported by this transport or build. NIXL_ERR_NOT_SUPPORTED. */
-        NOT_SUPPORTED(-9),
+        NOT_SUPPORTED,
         /** The peer went away (EOF, reset, timeout, transport error). NIXL_ERR_REMOTE_DISCONNECT. */
-        REMOTE_DISCONNECT(-10),
+        REMOTE_DISCONNECT,
         /** Cancelled by a release or an engine close. NIXL_ERR_CANCELED. */
-        CANCELED(-11);
-
-        private final int nixlStatus;
-
-        Code(int nixlStatus) {
-            this.nixlStatus = nixlStatus;
-        }
-
-        /** The matching {@code nixl_status_t} value. */
-        public int nixlStatus() {
-            return nixlStatus;
-        }
-
-        /** The code for a NIXL status; {@code UNKNOWN} for a value that is no error code. */
-        public static Code ofNixlStatus(int status) {
-            for (Code c : values()) {
-                if (c.nixlStatus == status) {
-                    return c;
-                }
-            }
-            return UNKNOWN;
-        }
+        CANCELED
     }
 
     private final Code code;
@@ -70,11 +49,6 @@ public final class TransferException extends RuntimeException {
 
     public Code code() {
         return code;
-    }
-
-    /** The matching {@code nixl_status_t} value. */
-    public int nixlStatus() {
-        return code.nixlStatus();
     }
 
     @Override
