@@ -2,10 +2,9 @@ package io.tcpx4j.cli;
 
 import io.tcpx4j.cli.fleet.LocalEtcd;
 import io.tcpx4j.domain.memory.NativeMemory;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,19 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(240)
 class FleetBenchTest {
 
-    private static LocalEtcd etcd;
-
-    @BeforeAll
-    static void startEtcd() throws Exception {
-        etcd = LocalEtcd.start();
-    }
-
-    @AfterAll
-    static void stopEtcd() throws Exception {
-        if (etcd != null) {
-            etcd.close();
-        }
-    }
+    @RegisterExtension
+    static final LocalEtcd.PerClass etcd = new LocalEtcd.PerClass();
 
     @AfterEach
     void noHook() {

@@ -1,8 +1,7 @@
 package io.tcpx4j.cli.fleet;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
@@ -19,19 +18,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Timeout(120)
 class EtcdClientTest {
 
-    private static LocalEtcd etcd;
-
-    @BeforeAll
-    static void startEtcd() throws Exception {
-        etcd = LocalEtcd.start();
-    }
-
-    @AfterAll
-    static void stopEtcd() throws Exception {
-        if (etcd != null) {
-            etcd.close();
-        }
-    }
+    @RegisterExtension
+    static final LocalEtcd.PerClass etcd = new LocalEtcd.PerClass();
 
     private static byte[] utf8(String s) {
         return s.getBytes(StandardCharsets.UTF_8);

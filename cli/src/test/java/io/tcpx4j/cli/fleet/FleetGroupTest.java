@@ -1,8 +1,7 @@
 package io.tcpx4j.cli.fleet;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
@@ -22,19 +21,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class FleetGroupTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
-    private static LocalEtcd etcd;
-
-    @BeforeAll
-    static void startEtcd() throws Exception {
-        etcd = LocalEtcd.start();
-    }
-
-    @AfterAll
-    static void stopEtcd() throws Exception {
-        if (etcd != null) {
-            etcd.close();
-        }
-    }
+    @RegisterExtension
+    static final LocalEtcd.PerClass etcd = new LocalEtcd.PerClass();
 
     private static List<FleetGroup> join(String group, int n) throws Exception {
         List<FleetGroup> members = new ArrayList<>();

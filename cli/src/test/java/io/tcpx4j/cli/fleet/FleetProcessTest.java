@@ -2,9 +2,8 @@ package io.tcpx4j.cli.fleet;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -35,19 +34,8 @@ class FleetProcessTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern RANK = Pattern.compile("fleet worker rank (\\d) of 3 .*: (initiator|target) of");
-    private static LocalEtcd etcd;
-
-    @BeforeAll
-    static void startEtcd() throws Exception {
-        etcd = LocalEtcd.start();
-    }
-
-    @AfterAll
-    static void stopEtcd() throws Exception {
-        if (etcd != null) {
-            etcd.close();
-        }
-    }
+    @RegisterExtension
+    static final LocalEtcd.PerClass etcd = new LocalEtcd.PerClass();
 
     /** One worker process and what it printed. */
     private record Worker(Process process, CompletableFuture<String> out, CompletableFuture<String> err,

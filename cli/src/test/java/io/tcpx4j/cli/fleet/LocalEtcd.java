@@ -2,6 +2,9 @@ package io.tcpx4j.cli.fleet;
 
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.File;
 import java.io.IOException;
@@ -20,6 +23,7 @@ import java.util.stream.Stream;
  * A real etcd server (the {@code etcd} binary of Debian's etcd-server, which {@code .ci/run}
  * installs) on 127.0.0.1, free ports and a temporary data directory, for one test class.
  * Without the binary the test is skipped, unless {@code CI=true}, where it fails: CI must run them.
+ * A test class holds one through {@link PerClass}.
  */
 public final class LocalEtcd implements AutoCloseable {
 
@@ -106,6 +110,42 @@ public final class LocalEtcd implements AutoCloseable {
             for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(f);
             }
+        }
+    }
+
+    /**
+     * One etcd for a test class: {@code @RegisterExtension static final LocalEtcd.PerClass etcd = new
+     * LocalEtcd.PerClass();} starts it before the class's first test and stops it after its last.
+     */
+    public static final class PerClass implements BeforeAllCallback, AfterAllCallback {
+        private LocalEtcd etcd;
+
+        @Override
+        public void beforeAll(ExtensionContext context) throws Exception {
+            etcd = start();
+        }
+
+        @Override
+        public void afterAll(ExtensionContext context) throws Exception {
+            if (etcd != null) {
+                etcd.close();
+                etcd = null;
+            }
+        }
+
+        public URI url() {
+            return running().url();
+        }
+
+        EtcdClient client() {
+            return running().client();
+        }
+
+        private LocalEtcd running() {
+            if (etcd == null) {
+                throw new IllegalStateException("etcd runs only while the test class does");
+            }
+            return etcd;
         }
     }
 }
