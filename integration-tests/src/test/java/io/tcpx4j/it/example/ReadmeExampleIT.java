@@ -6,8 +6,8 @@ import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferEngine;
+import io.tcpx4j.api.TransferEngines;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.inject.TransferEngines;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
 import io.tcpx4j.transport.loopback.LoopbackTransport;
 import org.junit.jupiter.api.Test;
@@ -113,11 +113,10 @@ class ReadmeExampleIT {
     }
 
     @Test
-    void theFirstExampleNeedsNeitherGuiceNorTheDomain() throws IOException {
+    void theFirstExampleImportsOnlyTheApiTheTransportAndTheJdk() throws IOException {
         Set<String> used = imports(Files.readString(Path.of("src/test/java/io/tcpx4j/it/example/ReadmeExampleIT.java")));
         assertThat(used).isNotEmpty().allSatisfy(line -> assertThat(line).matches(
-                "import (io\\.tcpx4j\\.api\\.\\w+|io\\.tcpx4j\\.transport\\.loopback\\.\\w+"
-                        + "|io\\.tcpx4j\\.inject\\.TransferEngines|java\\.[\\w.]+);"));
+                "import (io\\.tcpx4j\\.api\\.\\w+|io\\.tcpx4j\\.transport\\.loopback\\.\\w+|java\\.[\\w.]+);"));
     }
 
     /** Imports of these tests that the examples themselves do not need. */
