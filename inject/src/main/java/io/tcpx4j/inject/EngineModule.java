@@ -17,8 +17,9 @@ import io.tcpx4j.domain.port.out.ScatterGather;
 import java.util.Objects;
 
 /**
- * The engine and its configuration, for applications that compose with Guice ({@link TransferEngines} builds
- * the same without it). Install it beside one transport module, which binds {@link NetTransport}:
+ * The engine and its configuration, for applications that compose with Guice
+ * ({@link io.tcpx4j.api.TransferEngines} builds the same without it). Install it beside one transport module,
+ * which binds {@link NetTransport}:
  *
  * <pre>{@code
  * Injector injector = Guice.createInjector(new EngineModule(config), new LoopbackTransportModule());

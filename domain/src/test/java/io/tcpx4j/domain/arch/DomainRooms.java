@@ -27,6 +27,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  *
  * <p>The layers, top to bottom; a layer may use the layers below it and never one above or beside it:
  * <ol>
+ *   <li>{@code lifecycle}: one engine's start, warm-up and stop, and the provider the api's factory finds;</li>
  *   <li>{@code Engine} (the root package: the composition root that applications hold) beside
  *       {@code warmup} (private engines that compile the transfer paths at start-up, through the API);</li>
  *   <li>{@code session}: what an application posts, validated and pinned on its thread;</li>
@@ -45,6 +46,7 @@ final class DomainRooms {
 
     /** Layer names, top to bottom; names on one row stand beside each other and may not use each other. */
     static final List<List<String>> LAYERS = List.of(
+            List.of("lifecycle"),
             List.of("Engine", "warmup"),
             List.of("session"),
             List.of("agent"),

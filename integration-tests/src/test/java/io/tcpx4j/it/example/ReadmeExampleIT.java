@@ -1,30 +1,23 @@
 package io.tcpx4j.it.example;
 
-import io.tcpx4j.api.EngineConfig;
-import io.tcpx4j.api.HostBuffer;
 import io.tcpx4j.api.Notification;
-import io.tcpx4j.api.RegisteredMemory;
-import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferEngine;
-import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.inject.TransferEngines;
-import io.tcpx4j.transport.loopback.LoopbackConfig;
+import io.tcpx4j.domain.Engine;
 import io.tcpx4j.transport.loopback.LoopbackTransport;
+import org.agrona.DirectBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.File;
 import java.io.IOException;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,69 +25,60 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The examples of README.md's "Using the library" section, compiled and run. This file's region between the
- * {@code tag::readme} markers is the section's second code block and its imports the first: an application
- * that holds nothing but {@code io.tcpx4j.api} types, a transport and the plain factory. The third and
- * fourth blocks are {@link ReadmeGuiceExampleIT}'s, the same with Guice. A test here keeps README and files
- * equal.
+ * The examples of README.md's "Using the library" section, compiled and run. The first is
+ * {@link ReadmeExample} (its tagged region the section's second code block, its imports the first): an
+ * application that holds nothing but {@code io.tcpx4j.api} types and a transport, built by the api's plain
+ * factory. The third and fourth blocks are {@link ReadmeGuiceExampleIT}'s, the same with Guice. A test here
+ * keeps README and files equal.
  */
-@Timeout(60)
+@Timeout(120)
 class ReadmeExampleIT {
+
+    private static final String PLAIN = "src/test/java/io/tcpx4j/it/example/ReadmeExample.java";
+    private static final String GUICE = "src/test/java/io/tcpx4j/it/example/ReadmeGuiceExampleIT.java";
 
     @Test
     void theExampleWritesHostMemoryIntoAnotherEngineAndNotifiesItsListener() throws Exception {
-        byte[] checked;
-        // tag::readme[]
-        // Two engines over the loopback transport (kernel TCP, any machine). On A3 hosts pass a TcpxTransport
-        // instead, and for GPU memory (MemoryDescriptor.vram) cuda-unpack's CudaDeviceMemory and
-        // CudaScatterGather to TransferEngines.create(config, transport, memory, scatterGather).
-        try (TransferEngine prefill = TransferEngines.create(EngineConfig.defaults("prefill-0"),
-                     new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false)));
-             TransferEngine decode = TransferEngines.create(EngineConfig.defaults("decode-0"),
-                     new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false)))) {
-            // On the target, a notification means every byte of its transfer is in place.
-            BlockingQueue<Notification> notes = new LinkedBlockingQueue<>();
-            decode.onNotification(notes::add);
+        ReadmeExample.Outcome o = ReadmeExample.run();
+        assertThat(o.note()).isEqualTo(new Notification("prefill-0", "layer-7".getBytes(StandardCharsets.UTF_8)));
+        assertThat(o.queuedBesides()).as("the listener's notification is not also queued").isEmpty();
+        assertThat(new String(o.landed(), StandardCharsets.UTF_8)).isEqualTo("KV-cache blocks of layer 7");
+    }
 
-            try (HostBuffer source = HostBuffer.allocate(1 << 20);
-                 HostBuffer destination = HostBuffer.allocate(1 << 20);
-                 RegisteredMemory sourceReg = prefill.register(source.descriptor());
-                 RegisteredMemory destinationReg = decode.register(destination.descriptor())) {
-                // Normally sent between processes out of band: conn-info and region metadata.
-                prefill.loadPeer("decode-0", decode.connInfo());
-                prefill.loadRemoteMetadata("decode-0", destinationReg.publicMetadata());
-
-                byte[] kv = "KV-cache blocks of layer 7".getBytes(StandardCharsets.UTF_8);
-                source.put(0, kv);
-                Transfer t = prefill.session("decode-0").write(
-                        List.of(source.descriptor().slice(0, kv.length)),
-                        List.of(destination.descriptor().slice(4096, kv.length)),
-                        "layer-7".getBytes(StandardCharsets.UTF_8));
-                if (t.await(Duration.ofSeconds(10)) != TransferStatus.DONE) {
-                    throw t.error().orElseThrow(() -> new IllegalStateException("write timed out"));
-                }
-
-                Notification note = notes.poll(10, TimeUnit.SECONDS);
-                byte[] landed = new byte[kv.length];
-                destination.get(4096, landed);
-                if (note == null || !Arrays.equals(landed, kv)) {
-                    throw new IllegalStateException("notification " + note + ", bytes " + Arrays.toString(landed));
-                }
-                // end::readme[]
-                assertThat(note).isEqualTo(new Notification("prefill-0", "layer-7".getBytes(StandardCharsets.UTF_8)));
-                assertThat(decode.drainNotifications()).as("the listener's notification is not also queued").isEmpty();
-                checked = landed;
-                // tag::readme[]
-            }
+    /**
+     * The example in a JVM of its own whose class path is what an application that adds only the loopback
+     * transport needs: the api, the engine (tcpx4j-domain, which the transport brings), the transport and
+     * Agrona. No Guice, no inject module, no test library.
+     */
+    @Test
+    void theExampleRunsWithTheApiTheEngineAndTheTransportAlone() throws Exception {
+        List<String> classPath = new ArrayList<>();
+        for (Class<?> of : List.of(TransferEngine.class, Engine.class, LoopbackTransport.class, DirectBuffer.class,
+                ReadmeExample.class)) {
+            classPath.add(location(of));
         }
-        // end::readme[]
-        assertThat(new String(checked, StandardCharsets.UTF_8)).isEqualTo("KV-cache blocks of layer 7");
+        assertThat(classPath).doesNotHaveDuplicates().noneMatch(e -> e.contains("guice"));
+        String java = ProcessHandle.current().info().command()
+                .orElse(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
+        Process p = new ProcessBuilder(java, "-Xmx128m", "-cp", String.join(File.pathSeparator, classPath),
+                ReadmeExample.class.getName()).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the example's JVM ended").isTrue();
+        assertThat(p.exitValue()).as(output).isZero();
+        assertThat(output).as(output).contains("landed 'KV-cache blocks of layer 7', notified by prefill-0 with "
+                + "'layer-7', 0 queued besides");
+    }
+
+    /** The jar or directory {@code c} was loaded from. */
+    private static String location(Class<?> c) throws URISyntaxException {
+        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
     }
 
     @Test
     void theReadmeShowsBothExamplesVerbatim() throws IOException {
-        String plain = Files.readString(Path.of("src/test/java/io/tcpx4j/it/example/ReadmeExampleIT.java"));
-        String guice = Files.readString(Path.of("src/test/java/io/tcpx4j/it/example/ReadmeGuiceExampleIT.java"));
+        String plain = Files.readString(Path.of(PLAIN));
+        String guice = Files.readString(Path.of(GUICE));
         String readme = Files.readString(Path.of("..", "README.md"));
         int from = readme.indexOf("## Using the library");
         assertThat(from).as("README.md has a 'Using the library' section").isNotNegative();
@@ -113,11 +97,11 @@ class ReadmeExampleIT {
     }
 
     @Test
-    void theFirstExampleNeedsNeitherGuiceNorTheDomain() throws IOException {
-        Set<String> used = imports(Files.readString(Path.of("src/test/java/io/tcpx4j/it/example/ReadmeExampleIT.java")));
+    void theFirstExampleImportsOnlyTheApiTheTransportAndTheJdk() throws IOException {
+        Set<String> used = imports(Files.readString(Path.of(PLAIN)));
         assertThat(used).isNotEmpty().allSatisfy(line -> assertThat(line).matches(
-                "import (io\\.tcpx4j\\.api\\.\\w+|io\\.tcpx4j\\.transport\\.loopback\\.\\w+"
-                        + "|io\\.tcpx4j\\.inject\\.TransferEngines|java\\.[\\w.]+);"));
+                "import (io\\.tcpx4j\\.api\\.\\w+|io\\.tcpx4j\\.transport\\.loopback\\.\\w+|java\\.[\\w.]+);"));
+        assertThat(used).contains("import io.tcpx4j.api.TransferEngines;");
     }
 
     /** Imports of these tests that the examples themselves do not need. */

@@ -1,5 +1,6 @@
 package io.tcpx4j.domain.port.out;
 
+import io.tcpx4j.api.EngineMemory;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 
@@ -9,7 +10,7 @@ import io.tcpx4j.api.MemoryKind;
  *
  * <p>Thread-safe.
  */
-public interface DeviceMemory extends AutoCloseable {
+public interface DeviceMemory extends EngineMemory {
 
     /** Whether a GPU is usable (VRAM allocations and copies work). */
     boolean hasDevices();

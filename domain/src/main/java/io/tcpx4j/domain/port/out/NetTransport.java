@@ -1,6 +1,7 @@
 package io.tcpx4j.domain.port.out;
 
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.api.Transport;
 
 import java.util.Set;
 
@@ -42,7 +43,7 @@ import java.util.Set;
  * <p>Implementations are <b>not required to be thread-safe per comm</b>: the engine drives each comm
  * from one thread at a time. Different comms may be driven from different threads.
  */
-public interface NetTransport extends AutoCloseable {
+public interface NetTransport extends Transport {
 
     /** Request slots per comm (TCPX: 16). */
     int MAX_REQUESTS = 16;

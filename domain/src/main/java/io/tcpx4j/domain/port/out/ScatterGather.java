@@ -1,5 +1,6 @@
 package io.tcpx4j.domain.port.out;
 
+import io.tcpx4j.api.EngineScatterGather;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferException;
 
@@ -13,7 +14,7 @@ import io.tcpx4j.api.TransferException;
  *
  * <p><b>Not thread-safe</b>: driven by the engine's progress agent.
  */
-public interface ScatterGather extends AutoCloseable {
+public interface ScatterGather extends EngineScatterGather {
 
     /** Queues the fragments of one completed receive whose destination is {@code destination}. */
     void add(NetRequest request, long destination, MemoryKind destinationKind);
