@@ -102,8 +102,8 @@ if [ ${#shas[@]} -gt 1 ]; then
     names() { sed 's|.*/||' "$out/$1/files.txt" | sort; }
     for sha in "${shas[@]:1}"; do
         echo "files of the WRITE (by name, package left out) only at $first:"
-        comm -23 <(names "$first") <(names "$sha") | paste -sd' ' | fold -s -w 100 | sed 's/^/  /'
+        comm -23 <(names "$first") <(names "$sha") | paste -sd' ' | fold -s -w 100 | sed 's/ *$//; s/^/  /'
         echo "only at $sha:"
-        comm -13 <(names "$first") <(names "$sha") | paste -sd' ' | fold -s -w 100 | sed 's/^/  /'
+        comm -13 <(names "$first") <(names "$sha") | paste -sd' ' | fold -s -w 100 | sed 's/ *$//; s/^/  /'
     done
 fi
