@@ -531,7 +531,7 @@ final class BenchCommand implements Callable<Integer> {
         HostPort at = listen != null ? listen : new HostPort("127.0.0.1", ServeCommand.DEFAULT_PORT);
         String bind = targetBind(s.bindHost(), at, engine.advertise, spec.commandLine());
         // the listener first: a bad --listen is named as given, before an engine starts on its host
-        java.net.ServerSocket socket = TargetServer.bind(at);
+        java.nio.channels.ServerSocketChannel socket = TargetServer.bind(at);
         Node node;
         try {
             node = Node.start(engine.engineConfig("bench-target", bind), spec(s.targetMemory(), bind));

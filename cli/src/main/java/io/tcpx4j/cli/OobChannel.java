@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.SequenceInputStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -64,10 +66,20 @@ final class OobChannel implements AutoCloseable {
     private volatile long sendingSince;
 
     OobChannel(Socket socket) throws IOException {
+        this(socket, new byte[0]);
+    }
+
+    /**
+     * A connection of which {@code received} has been read already (by a target's {@link HelloGate}):
+     * those bytes are read first.
+     */
+    OobChannel(Socket socket, byte[] received) throws IOException {
         this.socket = socket;
         socket.setTcpNoDelay(true);
         this.remote = String.valueOf(socket.getRemoteSocketAddress());
-        this.in = new BufferedInputStream(socket.getInputStream());
+        InputStream rest = socket.getInputStream();
+        this.in = new BufferedInputStream(received.length == 0 ? rest
+                : new SequenceInputStream(new ByteArrayInputStream(received), rest));
         this.out = socket.getOutputStream();
     }
 
