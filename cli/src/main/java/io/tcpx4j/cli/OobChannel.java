@@ -13,6 +13,7 @@ import java.io.PrintStream;
 import java.io.SequenceInputStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -84,21 +85,38 @@ final class OobChannel implements AutoCloseable {
     }
 
     /**
+     * The target turned this connection away before its run began: it is full, or it dropped the
+     * connection before its welcome. A later connection may be served.
+     */
+    static final class TurnedAway extends IOException {
+        TurnedAway(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** {@code target}'s address, resolved; a failure names the host as {@code --peer} gave it. */
+    static InetSocketAddress resolve(HostPort target) throws java.net.UnknownHostException {
+        InetSocketAddress a = target.toAddress();
+        if (a.isUnresolved()) {
+            throw new java.net.UnknownHostException("could not resolve " + target.host() + ", the host of --peer "
+                    + target + " (no such host name, or no name service here)");
+        }
+        return a;
+    }
+
+    /**
      * Connects to a target, retrying refused connections until {@code patience} has passed; says so
      * once on {@code notices} when the first attempt is refused.
      */
     static OobChannel connect(HostPort target, Duration patience, PrintStream notices)
             throws IOException, InterruptedException {
-        if (target.toAddress().isUnresolved()) {
-            throw new java.net.UnknownHostException("could not resolve " + target.host() + ", the host of --peer "
-                    + target + " (no such host name, or no name service here)");
-        }
+        InetSocketAddress at = resolve(target);
         long deadline = System.nanoTime() + patience.toNanos();
         boolean told = false;
         while (true) {
             Socket s = new Socket();
             try {
-                s.connect(target.toAddress(), 5_000);
+                s.connect(at, 5_000);
                 return new OobChannel(s);
             } catch (ConnectException | SocketTimeoutException e) {
                 s.close();
@@ -315,6 +333,9 @@ final class OobChannel implements AutoCloseable {
         }
         if (reply.is("error")) {
             throw new IOException("bench target " + remote + ": " + reply.message());
+        }
+        if (reply.is("busy")) {
+            throw new TurnedAway("bench target " + remote + " is full: " + reply.message(), null);
         }
         if (!reply.is(expected)) {
             throw new IOException("bench target " + remote + " answered '" + reply.op() + "' to '" + requestOp

@@ -191,4 +191,124 @@ class OobLockoutTest {
             assertThat(err(s)).contains("a newer connection from 127.0.0.2 takes its place");
         }
     }
+
+    @Test
+    void anInitiatorThatAFullTargetTurnsAwayTriesAgainWithinPeerWait() throws Exception {
+        try (TwoHostTest.Served s = new TwoHostTest.Served();
+             Node holder = Node.start(EngineConfig.defaults("holder").withListen("127.0.0.1", 0),
+                     new Backends.Spec(TransportKind.LOOPBACK, MemoryKind.DRAM, "127.0.0.1"))) {
+            List<OobChannel> held = new ArrayList<>();
+            CompletableFuture<Cli.Result> run = null;
+            try {
+                // one run in progress and the rest of the target's connections queued behind it
+                OobChannel first = OobChannel.connect(s.serve.address(), T, null);
+                held.add(first);
+                first.call(OobMessage.hello("holder", holder.engine().connInfo(), 4096, "dram", "loopback", T),
+                        "welcome", T);
+                for (int i = 1; i < TargetServer.MAX_CONNECTIONS; i++) {
+                    OobChannel c = OobChannel.connect(s.serve.address(), T, null);
+                    held.add(c);
+                    c.send(OobMessage.hello("queued-" + i, holder.engine().connInfo(), 4096, "dram", "loopback", T));
+                    assertThat(c.receive(T).op()).isEqualTo("wait");
+                }
+                run = CompletableFuture.supplyAsync(() -> verifiedRun(s.peer(), "--peer-wait", "120"));
+                CompletableFuture<Cli.Result> r = run;
+                assertThat(eventually(Duration.ofSeconds(60), () -> r.isDone() || err(s).contains("turned away")))
+                        .as(err(s)).isTrue();
+            } finally {
+                closeAll(held);
+            }
+            Cli.Result r = run.get(120, TimeUnit.SECONDS);
+            assertVerified(r);
+            assertThat(r.err()).contains("retrying for up to 120 s (--peer-wait)");
+        }
+    }
+
+    @Test
+    void anInitiatorDroppedBeforeItsWelcomeTriesAgainWithinPeerWait() throws Exception {
+        try (TwoHostTest.Served s = new TwoHostTest.Served();
+             TestDroppingProxy proxy = new TestDroppingProxy(s.serve.address().port(), 2)) {
+            Cli.Result r = verifiedRun(proxy.address(), "--peer-wait", "60");
+            assertVerified(r);
+            assertThat(proxy.dropped.get()).isEqualTo(2);
+            assertThat(r.err()).contains("retrying for up to 60 s (--peer-wait)");
+        }
+    }
+
+    /**
+     * A test double between an initiator and a target: it closes the first {@code drops} connections
+     * as soon as their first bytes (the hello) arrive, as a target does that drops a connection before
+     * its welcome, and relays the later ones to the target.
+     */
+    private static final class TestDroppingProxy implements AutoCloseable {
+        final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        final AtomicInteger dropped = new AtomicInteger();
+        private final List<Socket> relayed = new ArrayList<>();
+
+        TestDroppingProxy(int targetPort, int drops) throws IOException {
+            Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) {
+                        Socket in = server.accept();
+                        if (dropped.get() < drops) {
+                            try (in) {
+                                in.getInputStream().read(); // the hello has begun: then the drop
+                            }
+                            dropped.incrementAndGet();
+                            continue;
+                        }
+                        Socket out = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                        synchronized (relayed) {
+                            relayed.add(in);
+                            relayed.add(out);
+                        }
+                        pump(in, out);
+                        pump(out, in);
+                    }
+                } catch (IOException closed) {
+                    // the proxy was closed
+                }
+            }, "test-dropping-proxy");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        private static void pump(Socket from, Socket to) {
+            Thread t = new Thread(() -> {
+                byte[] buf = new byte[8192];
+                try {
+                    InputStream in = from.getInputStream();
+                    OutputStream out = to.getOutputStream();
+                    int n;
+                    while ((n = in.read(buf)) >= 0) {
+                        out.write(buf, 0, n);
+                        out.flush();
+                    }
+                } catch (IOException e) {
+                    // one side closed
+                }
+                try {
+                    to.shutdownOutput();
+                } catch (IOException ignored) {
+                    // already closed
+                }
+            }, "test-dropping-proxy-pump");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        String address() {
+            return "127.0.0.1:" + server.getLocalPort();
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+            synchronized (relayed) {
+                for (Socket s : relayed) {
+                    s.close();
+                }
+            }
+        }
+    }
 }
