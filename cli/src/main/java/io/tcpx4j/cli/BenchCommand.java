@@ -189,8 +189,9 @@ final class BenchCommand implements Callable<Integer> {
     HostPort peer;
 
     @Option(names = "--peer-wait", paramLabel = "SECONDS", defaultValue = "30",
-            description = "Initiator: how long to retry connecting to --peer while the target starts; fleet run: how long"
-                    + " to wait for all workers to join. Default: ${DEFAULT-VALUE}.")
+            description = "Initiator: how long to keep trying --peer while the target starts, is full, or drops the"
+                    + " connection before its welcome; fleet run: how long to wait for all workers to join."
+                    + " Default: ${DEFAULT-VALUE}.")
     int peerWait;
 
     /** Set by tests: a progress bar to use instead of the console one. */
@@ -504,14 +505,15 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private List<BenchRow> runInitiator(BenchSettings s, Progress progress) throws IOException, InterruptedException {
-        try (OobChannel channel = OobChannel.connect(peer, Duration.ofSeconds(peerWait), io.err())) {
-            String bind = s.bindHost() != null ? s.bindHost() : channel.localAddress().getHostAddress();
+        try (TargetDial dial = new TargetDial(peer, Duration.ofSeconds(peerWait), io.err())) {
+            // the engine starts before the out-of-band connection, so that the hello follows the connection at once
+            String bind = s.bindHost() != null ? s.bindHost() : dial.localAddress().getHostAddress();
             String name = "bench-initiator-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
             try (Node initiator = Node.start(engine.engineConfig(name, bind, progressMode),
                     spec(s.initiatorMemory(), bind));
-                 TargetHandle handle = OobClient.open(channel, name, initiator.engine().connInfo(), s.bufferBytes(),
+                 OobClient handle = dial.open(name, initiator.engine().connInfo(), s.bufferBytes(),
                          s.targetMemory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label(),
-                         oob.timeout, oob.pingInterval(), io.err())) {
+                         oob.timeout, oob.pingInterval())) {
                 try {
                     return run(s, initiator, handle, progress);
                 } catch (RuntimeException e) {
@@ -520,7 +522,7 @@ final class BenchCommand implements Callable<Integer> {
                         throw e;
                     }
                     // the target gave up on the run: that is the cause, whatever failed here after it
-                    throw new IOException("bench target " + channel.remote() + " ended the run: " + why
+                    throw new IOException("bench target " + handle.remote() + " ended the run: " + why
                             + " (then here: " + Main.oneLine(String.valueOf(e.getMessage())) + ")", e);
                 }
             }
@@ -531,7 +533,7 @@ final class BenchCommand implements Callable<Integer> {
         HostPort at = listen != null ? listen : new HostPort("127.0.0.1", ServeCommand.DEFAULT_PORT);
         String bind = targetBind(s.bindHost(), at, engine.advertise, spec.commandLine());
         // the listener first: a bad --listen is named as given, before an engine starts on its host
-        java.net.ServerSocket socket = TargetServer.bind(at);
+        java.nio.channels.ServerSocketChannel socket = TargetServer.bind(at);
         Node node;
         try {
             node = Node.start(engine.engineConfig("bench-target", bind), spec(s.targetMemory(), bind));

@@ -4,13 +4,16 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.SequenceInputStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -64,11 +67,41 @@ final class OobChannel implements AutoCloseable {
     private volatile long sendingSince;
 
     OobChannel(Socket socket) throws IOException {
+        this(socket, new byte[0]);
+    }
+
+    /**
+     * A connection of which {@code received} has been read already (by a target's {@link HelloGate}):
+     * those bytes are read first.
+     */
+    OobChannel(Socket socket, byte[] received) throws IOException {
         this.socket = socket;
         socket.setTcpNoDelay(true);
         this.remote = String.valueOf(socket.getRemoteSocketAddress());
-        this.in = new BufferedInputStream(socket.getInputStream());
+        InputStream rest = socket.getInputStream();
+        this.in = new BufferedInputStream(received.length == 0 ? rest
+                : new SequenceInputStream(new ByteArrayInputStream(received), rest));
         this.out = socket.getOutputStream();
+    }
+
+    /**
+     * The target turned this connection away before its run began: it is full, or it dropped the
+     * connection before its welcome. A later connection may be served.
+     */
+    static final class TurnedAway extends IOException {
+        TurnedAway(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** {@code target}'s address, resolved; a failure names the host as {@code --peer} gave it. */
+    static InetSocketAddress resolve(HostPort target) throws java.net.UnknownHostException {
+        InetSocketAddress a = target.toAddress();
+        if (a.isUnresolved()) {
+            throw new java.net.UnknownHostException("could not resolve " + target.host() + ", the host of --peer "
+                    + target + " (no such host name, or no name service here)");
+        }
+        return a;
     }
 
     /**
@@ -77,16 +110,13 @@ final class OobChannel implements AutoCloseable {
      */
     static OobChannel connect(HostPort target, Duration patience, PrintStream notices)
             throws IOException, InterruptedException {
-        if (target.toAddress().isUnresolved()) {
-            throw new java.net.UnknownHostException("could not resolve " + target.host() + ", the host of --peer "
-                    + target + " (no such host name, or no name service here)");
-        }
+        InetSocketAddress at = resolve(target);
         long deadline = System.nanoTime() + patience.toNanos();
         boolean told = false;
         while (true) {
             Socket s = new Socket();
             try {
-                s.connect(target.toAddress(), 5_000);
+                s.connect(at, 5_000);
                 return new OobChannel(s);
             } catch (ConnectException | SocketTimeoutException e) {
                 s.close();
@@ -303,6 +333,9 @@ final class OobChannel implements AutoCloseable {
         }
         if (reply.is("error")) {
             throw new IOException("bench target " + remote + ": " + reply.message());
+        }
+        if (reply.is("busy")) {
+            throw new TurnedAway("bench target " + remote + " is full: " + reply.message(), null);
         }
         if (!reply.is(expected)) {
             throw new IOException("bench target " + remote + " answered '" + reply.op() + "' to '" + requestOp

@@ -44,12 +44,27 @@ final class OobClient implements TargetHandle {
      * run ends.
      *
      * @param timeout longest silence of the target (its pings count) before the run fails
+     * @throws OobChannel.TurnedAway when the target answers that it is full, or closes or resets the
+     *                               connection before its welcome: a later connection may be served
      */
     static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport,
                           Duration timeout, Duration pingInterval, PrintStream notices) throws IOException {
-        channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport, timeout));
-        channel.startPings(pingInterval, timeout);
-        OobMessage welcome = channel.expect("hello", "welcome", timeout, notices);
+        OobMessage welcome;
+        try {
+            channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport, timeout));
+            channel.startPings(pingInterval, timeout);
+            welcome = channel.expect("hello", "welcome", timeout, notices);
+        } catch (java.net.SocketException e) {
+            // a reset: the target closed the connection with our hello unread
+            throw new OobChannel.TurnedAway("bench target " + channel.remote() + " dropped the connection before its"
+                    + " welcome (" + e.getMessage() + ")", e);
+        } catch (IOException e) {
+            if (e.getCause() instanceof java.io.EOFException) {
+                throw new OobChannel.TurnedAway("bench target " + channel.remote() + " closed the connection before"
+                        + " its welcome", e);
+            }
+            throw e;
+        }
         if (welcome.name() == null || welcome.connInfo() == null || welcome.metadata() == null) {
             throw new IOException("incomplete welcome from bench target " + channel.remote());
         }
@@ -58,6 +73,11 @@ final class OobClient implements TargetHandle {
             channel.startPings(targets.dividedBy(4), timeout); // the target gives up sooner than we do
         }
         return new OobClient(channel, welcome, timeout);
+    }
+
+    /** The target's out-of-band address, as messages name it. */
+    String remote() {
+        return channel.remote();
     }
 
     @Override

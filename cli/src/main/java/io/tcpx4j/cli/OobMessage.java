@@ -14,7 +14,9 @@ import java.time.Duration;
  *       them (a target that knows only {@code tag} still serves runs of one slot);</li>
  *   <li>target: {@code welcome}(version, name, connInfo, metadata, channels), {@code ok},
  *       {@code verified}(mismatches), {@code error}(message), {@code wait}(message) while another run
- *       is in progress (the welcome follows when it ends);</li>
+ *       is in progress (the welcome follows when it ends), {@code busy}(message) in place of either
+ *       when it has no room for another connection now (it closes the connection; a later one may be
+ *       served);</li>
  *   <li>either side: {@code ping}, a keep-alive while it is busy; receivers skip it.</li>
  * </ul>
  * {@code channels} is the data channels the target's engine offers (the engines settle on the fewer of both
@@ -89,6 +91,10 @@ record OobMessage(String op, Integer version, String name, byte[] connInfo, byte
 
     static OobMessage error(String message) {
         return new OobMessage("error", null, null, null, null, null, null, null, null, null, null, message, null, null, null);
+    }
+
+    static OobMessage busy(String message) {
+        return new OobMessage("busy", null, null, null, null, null, null, null, null, null, null, message, null, null, null);
     }
 
     static OobMessage waiting(String message) {

@@ -8,7 +8,15 @@ import java.time.Duration;
 final class OobOptions {
 
     static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
-    static final Duration DEFAULT_HELLO_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * A hello is one line well under a kilobyte, sent as soon as the connection is up (an initiator's
+     * engine has started before it connects), so it arrives one trip after the connection; this
+     * leaves room for TCP to retransmit a lost segment a few times (its retransmission timeout starts
+     * between 200 ms and 1 s and doubles with each loss) on a slow or lossy path. What keeps silent
+     * connections from locking initiators out is the gate's eviction, not this deadline; it bounds
+     * how long a connection without a hello holds a place when no one else needs it.
+     */
+    static final Duration DEFAULT_HELLO_TIMEOUT = Duration.ofSeconds(5);
     /** Longest gap between a busy side's keep-alives. */
     private static final Duration MAX_PING_INTERVAL = Duration.ofSeconds(1);
 
@@ -19,9 +27,11 @@ final class OobOptions {
                     + " Default: ${DEFAULT-VALUE}.")
     Duration timeout = DEFAULT_TIMEOUT;
 
-    @Option(names = "--hello-timeout", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.Converter.class,
-            description = "Target: how long a new connection may take to send its complete hello before it is"
-                    + " dropped. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--hello-timeout", paramLabel = "DURATION", defaultValue = "5s", converter = Durations.Converter.class,
+            description = "Target: how long a new connection may take, from its accept, to send its complete hello"
+                    + " before it is dropped (a newer connection may also take its place sooner: at most "
+                    + HelloGate.PER_ADDRESS + " from one address and " + HelloGate.WAITING + " in all wait for their"
+                    + " hello). Default: ${DEFAULT-VALUE}.")
     Duration helloTimeout = DEFAULT_HELLO_TIMEOUT;
 
     /** Keep-alive interval: a quarter of the timeout, at most one second. */

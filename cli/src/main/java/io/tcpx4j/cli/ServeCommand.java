@@ -69,7 +69,7 @@ final class ServeCommand implements Callable<Integer> {
         String bind = BenchCommand.targetBind(engine.bind, listen, engine.advertise, spec.commandLine());
         Thread hook = new Thread(this::shutdown, "tcpx4j-serve-shutdown");
         // the listener first: a bad --listen is named as given, before an engine starts on its host
-        java.net.ServerSocket socket = TargetServer.bind(listen);
+        java.nio.channels.ServerSocketChannel socket = TargetServer.bind(listen);
         try (Node node = startNode(socket, bind);
              TargetServer s = new TargetServer(node, engine.transport, socket, oob, engine.procfs, io.err())) {
             server = s;
@@ -105,7 +105,7 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Node startNode(java.net.ServerSocket socket, String bind) throws java.io.IOException {
+    private Node startNode(java.nio.channels.ServerSocketChannel socket, String bind) throws java.io.IOException {
         try {
             return Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
         } catch (RuntimeException | Error e) {

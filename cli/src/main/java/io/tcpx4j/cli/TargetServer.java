@@ -7,16 +7,20 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.BindException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -25,11 +29,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * one at a time, each with its own registered buffer on one long-lived engine. Used by
  * {@code bench --role target} (one run) and {@code serve} (until closed).
  *
- * <p>Every connection gets its own thread, so a client that sends nothing (or one byte at a time)
- * never holds up others: its hello must be complete within the hello timeout or it is dropped. A
- * valid hello that arrives during a run is told {@code wait} and queued (first come, first served);
- * queued and running sides exchange keep-alives, and a run whose initiator falls silent for the
- * out-of-band timeout ends.
+ * <p>Until its hello is complete a connection waits in the {@link HelloGate}, on the thread that
+ * runs {@link #serve(int)}: a client that sends nothing, a hello cut short or bytes of another
+ * protocol costs no thread, never holds up others, and never keeps a newcomer out (the gate drops
+ * the oldest waiting connection to make room, by address; its Javadoc says how). Its hello must be
+ * complete within the hello timeout, counted from the accept, or it is dropped. A connection with a
+ * complete first line gets a thread of its own, which ends with the connection; at most
+ * {@value #MAX_CONNECTIONS} such connections are open at once, and one more is told {@code busy}
+ * (its initiator tries again within its {@code --peer-wait}). A valid hello that arrives during a
+ * run is told {@code wait} and queued (first come, first served); queued and running sides exchange
+ * keep-alives, and a run whose initiator falls silent for the out-of-band timeout ends.
  *
  * <p>Thread-safe for {@link #close()}, which any thread (a signal handler) may call to stop serving;
  * {@link #serve(int)} runs on one thread.
@@ -39,22 +48,28 @@ final class TargetServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(TargetServer.class.getName());
     /** Largest buffer an initiator may ask for. */
     static final long MAX_BUFFER = 64L << 30;
-    /** Connections open at once (running, queued or saying hello); more are refused. */
+    /** Connections past their hello open at once (running, queued, or being refused); more are told busy. */
     static final int MAX_CONNECTIONS = 32;
 
     private final Node node;
     private final TransportKind transport;
-    private final ServerSocket server;
+    private final ServerSocketChannel server;
+    private final InetSocketAddress address;
+    private final HelloGate gate;
     private final OobOptions timeouts;
     private final Path procfs;
     private final PrintStream log;
-    private final ExecutorService handlers = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "tcpx4j-oob-client");
-        t.setDaemon(true);
-        return t;
-    });
+    /** A thread per connection past its hello, ending with it: none stays behind a dropped connection. */
+    private final ExecutorService handlers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 0, TimeUnit.SECONDS,
+            new SynchronousQueue<>(), r -> {
+                Thread t = new Thread(r, "tcpx4j-oob-client");
+                t.setDaemon(true);
+                return t;
+            });
     private final Set<OobChannel> open = ConcurrentHashMap.newKeySet();
     private final ReentrantLock runLock = new ReentrantLock(true);
+    /** Taken by the first of {@link #serve} (which then runs the gate and closes it) and {@link #close()}. */
+    private final AtomicBoolean gateTaken = new AtomicBoolean();
     private final AtomicInteger ended = new AtomicInteger();
     private final AtomicInteger failed = new AtomicInteger();
     private volatile int maxRuns;
@@ -62,27 +77,40 @@ final class TargetServer implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * Serves on {@code server} (from {@link #bind}), which it then owns. The node stays owned by the
-     * caller.
+     * Serves on {@code server} (from {@link #bind}), which it then owns (and closes if this fails). The
+     * node stays owned by the caller.
      *
-     * @param log where one line per run goes (stderr in the CLI)
+     * @param log where one line per run, and per connection dropped, goes (stderr in the CLI)
      */
-    TargetServer(Node node, TransportKind transport, ServerSocket server, OobOptions timeouts, Path procfs,
-                 PrintStream log) {
+    TargetServer(Node node, TransportKind transport, ServerSocketChannel server, OobOptions timeouts, Path procfs,
+                 PrintStream log) throws IOException {
         this.node = node;
         this.transport = transport;
         this.server = server;
         this.timeouts = timeouts;
         this.procfs = procfs;
         this.log = log;
+        try {
+            this.address = (InetSocketAddress) server.getLocalAddress();
+            this.gate = new HelloGate(server, timeouts.helloTimeout, log);
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e;
+        }
     }
 
     /** Binds the out-of-band listener; a failure names the address. */
-    static ServerSocket bind(HostPort listen) throws IOException {
-        ServerSocket s = new ServerSocket();
+    static ServerSocketChannel bind(HostPort listen) throws IOException {
+        InetSocketAddress at = new InetSocketAddress(listen.host(), listen.port());
+        if (at.isUnresolved()) {
+            throw new java.net.UnknownHostException("could not resolve " + listen.host() + ", the host of --listen "
+                    + listen + " (no such host name, or no name service here)");
+        }
+        ServerSocketChannel s = ServerSocketChannel.open();
         try {
-            s.setReuseAddress(true);
-            s.bind(new InetSocketAddress(listen.host(), listen.port()), 16);
+            s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            // a backlog as deep as the gate: a burst of connections waits in the kernel, not in SYN retries
+            s.bind(at, HelloGate.WAITING);
             return s;
         } catch (IOException e) {
             s.close();
@@ -94,7 +122,7 @@ final class TargetServer implements AutoCloseable {
 
     /** Where initiators connect ({@code --peer}). */
     InetSocketAddress address() {
-        return (InetSocketAddress) server.getLocalSocketAddress();
+        return address;
     }
 
     /**
@@ -106,36 +134,26 @@ final class TargetServer implements AutoCloseable {
      */
     int serve(int maxRuns) {
         this.maxRuns = maxRuns;
-        while (!closed) {
-            Socket s;
+        boolean gateOurs = gateTaken.compareAndSet(false, true); // else close() came first and closed it
+        while (gateOurs && !closed) {
+            List<HelloGate.Arrival> arrivals;
             try {
-                s = server.accept();
+                arrivals = gate.next();
             } catch (IOException e) {
                 if (closed) {
                     break;
                 }
-                LOG.log(System.Logger.Level.WARNING, "accept failed: {0}", e.getMessage());
+                LOG.log(System.Logger.Level.WARNING, "waiting for connections failed: {0}", e.getMessage());
                 continue;
             }
-            OobChannel c;
-            try {
-                c = new OobChannel(s);
-            } catch (IOException e) {
-                closeQuietly(s);
-                continue;
+            for (HelloGate.Arrival a : arrivals) {
+                admit(a);
             }
-            if (open.size() >= MAX_CONNECTIONS) {
-                refuseBusy(c);
-                continue;
-            }
-            open.add(c);
-            if (closed) {
-                c.close();
-                break;
-            }
-            handlers.execute(() -> handle(c));
         }
         close();
+        if (gateOurs) {
+            gate.close();
+        }
         handlers.shutdownNow();
         try {
             if (!handlers.awaitTermination(30, TimeUnit.SECONDS)) {
@@ -147,26 +165,44 @@ final class TargetServer implements AutoCloseable {
         return ended.get();
     }
 
-    private void refuseBusy(OobChannel c) {
+    /** A connection out of the gate: its own thread, or {@code busy} when too many are open. */
+    private void admit(HelloGate.Arrival a) {
+        OobChannel c;
+        try {
+            c = new OobChannel(a.channel().socket(), a.received());
+        } catch (IOException e) {
+            closeQuietly(a.channel().socket());
+            return;
+        }
+        if (closed) {
+            c.close();
+            return;
+        }
+        if (open.size() >= MAX_CONNECTIONS) {
+            turnAway(c);
+            return;
+        }
+        open.add(c);
+        handlers.execute(() -> handle(c));
+    }
+
+    /** Tells a connection there is no room now; its first message is all there is in its socket buffer. */
+    private void turnAway(OobChannel c) {
+        log.println("tcpx4j: turned away " + c.remote() + ": " + MAX_CONNECTIONS + " connections are open");
         try (c) {
-            c.send(OobMessage.error("this target has " + MAX_CONNECTIONS + " initiators connected; try again later"));
+            c.send(OobMessage.busy("this target has " + MAX_CONNECTIONS + " initiators connected (one run, the others"
+                    + " queued); try again later"));
         } catch (IOException ignored) {
             // the client learns from the closed connection
         }
     }
 
-    /** One connection: its hello (bounded), a place in the queue, then its run. */
+    /** One connection: its hello (complete: the gate read it), a place in the queue, then its run. */
     private void handle(OobChannel c) {
         try (c) {
             OobMessage hello;
             try {
                 hello = c.receive(timeouts.helloTimeout);
-            } catch (SocketTimeoutException e) {
-                if (!closed) {
-                    log.println("tcpx4j: dropped " + c.remote() + ": no complete hello within "
-                            + Durations.format(timeouts.helloTimeout));
-                }
-                return;
             } catch (IOException e) {
                 if (!closed) {
                     log.println("tcpx4j: dropped " + c.remote() + " before its hello: " + e.getMessage());
@@ -325,10 +361,18 @@ final class TargetServer implements AutoCloseable {
         }
     }
 
-    /** Stops serving: closes the listener and every connection, the running one included. Idempotent. */
+    /**
+     * Stops serving: closes the listener and every connection, the running one included; {@link #serve}
+     * closes those waiting for their hello as it returns. Idempotent.
+     */
     @Override
     public void close() {
         closed = true;
+        if (gateTaken.compareAndSet(false, true)) {
+            gate.close(); // serve() never ran: the gate is this thread's to close
+        } else {
+            gate.wakeup();
+        }
         try {
             server.close();
         } catch (IOException ignored) {
