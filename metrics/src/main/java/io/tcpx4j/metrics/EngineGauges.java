@@ -84,7 +84,7 @@ public final class EngineGauges implements AutoCloseable {
     public EngineGauges(TransferEngine engine, MeterRegistry registry, Duration keepGone) {
         this.engine = Objects.requireNonNull(engine, "engine");
         this.registry = Objects.requireNonNull(registry, "registry");
-        if (keepGone.isNegative()) {
+        if (Objects.requireNonNull(keepGone, "keepGone").isNegative()) {
             throw new IllegalArgumentException("keepGone must not be negative: " + keepGone);
         }
         this.keepGoneNanos = keepGone.toNanos();
