@@ -86,6 +86,21 @@ public abstract class ForwardingTransferEngine implements TransferEngine {
     }
 
     @Override
+    public List<PeerStats> peerStats() {
+        return delegate.peerStats();
+    }
+
+    @Override
+    public void addPeerListener(PeerListener listener) {
+        delegate.addPeerListener(listener);
+    }
+
+    @Override
+    public void removePeerListener(PeerListener listener) {
+        delegate.removePeerListener(listener);
+    }
+
+    @Override
     public int progress() {
         return delegate.progress();
     }

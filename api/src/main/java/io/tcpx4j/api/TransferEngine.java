@@ -75,6 +75,28 @@ public interface TransferEngine extends AutoCloseable {
     EngineStats stats();
 
     /**
+     * The counters of what each peer did in this engine's memory ({@link PeerStats}: live views), one per peer
+     * the engine knows (loaded, or admitted when it connected), in the order the engine came to know them;
+     * an unmodifiable list. Never blocks. The default keeps no such counters: an empty list.
+     */
+    default List<PeerStats> peerStats() {
+        return List.of();
+    }
+
+    /**
+     * Tells {@code listener} of every peer connected to this engine now ({@link PeerListener#connected}, on the
+     * calling thread), then of each peer as its connection comes up or its last one closes (on the progress
+     * agent that serves the peer), until {@link #removePeerListener} removes it. Several listeners may listen.
+     * The default does nothing.
+     */
+    default void addPeerListener(PeerListener listener) {
+    }
+
+    /** Stops telling {@code listener}; a listener not added is ignored. The default does nothing. */
+    default void removePeerListener(PeerListener listener) {
+    }
+
+    /**
      * Where the application's threads drive the engine (its progress setting is {@code CALLER}): runs one
      * step of its progress work (protocol steps, transport polls) on the calling thread, unless another
      * thread does so right now, and returns the amount of work done (0: nothing to do). Where the engine

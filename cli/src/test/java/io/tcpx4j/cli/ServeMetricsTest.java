@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -18,9 +19,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code serve --metrics-port} and {@code bench --metrics-port}, scraped by a Prometheus text parser while
- * a two-host bench run is held between its rows and after it: the target's transport counters equal the
- * bytes and transfers the bench reports (its warm-up transfers included), and the initiator's meters carry
- * the target as their peer label, with a latency histogram.
+ * a two-host bench run is held between its rows and after it: the target's per-peer counters, labelled with the
+ * initiator's name, and its transport counters equal the bytes and transfers the bench reports (its warm-up
+ * transfers included), and the initiator's meters carry the target as their peer label, with a latency
+ * histogram. The per-peer counters also count what travels inline, which the transport never sees.
  */
 @Timeout(120)
 class ServeMetricsTest {
@@ -49,6 +51,7 @@ class ServeMetricsTest {
             // serve's warm-up ran on private engines over the same transport: its bytes are the baseline
             PrometheusText before = PrometheusText.scrape(serveUrl);
             assertThat(before.find("tcpx4j_transfers_total")).as("no transfer of the warm-up's engines").isEmpty();
+            assertThat(before.find("tcpx4j_served_transfers_total")).as("no peer connected yet").isEmpty();
             assertThat(before.sum("tcpx4j_engine_connections", "engine", PEER)).isZero();
             double bytesBefore = received(before, "tcpx4j_transport_bytes_total");
             double receivesBefore = received(before, "tcpx4j_transport_requests_completed_total");
@@ -59,6 +62,7 @@ class ServeMetricsTest {
             }
             String initiatorUrl = "http://127.0.0.1:" + initiatorPort + "/metrics";
 
+            String initiatorName;
             // the target verifies each row once its last transfer landed: hold the first row there
             CountDownLatch held = new CountDownLatch(1);
             CountDownLatch resume = new CountDownLatch(1);
@@ -107,6 +111,17 @@ class ServeMetricsTest {
                 assertThat(initiator.find("tcpx4j_transfers_total").stream().map(x -> x.labels().get("peer")))
                         .containsOnly(PEER);
                 assertThat(initiator.sum("tcpx4j_transport_bytes_total", "direction", "send")).isEqualTo(firstRow);
+
+                // the target's counters of what that peer, labelled with the initiator engine's name, wrote into it
+                initiatorName = initiator.find("tcpx4j_transfers_total", write).get(0).labels().get("engine");
+                assertThat(initiatorName).startsWith("bench-initiator");
+                assertThat(during.find("tcpx4j_served_transfers_total").stream().map(x -> x.labels().get("peer")))
+                        .containsOnly(initiatorName);
+                String[] served = {"engine", PEER, "peer", initiatorName, "op", "write"};
+                assertThat(during.type("tcpx4j_served_transfers_total")).isEqualTo("counter");
+                assertThat(during.sum("tcpx4j_served_transfers_total", served)).isEqualTo(ITERATIONS + WARMUP);
+                assertThat(during.sum("tcpx4j_served_bytes_total", served)).isEqualTo(firstRow);
+                assertThat(during.sum("tcpx4j_served_transfers_total", "peer", initiatorName, "op", "read")).isZero();
             } finally {
                 resume.countDown();
             }
@@ -134,6 +149,55 @@ class ServeMetricsTest {
             assertThat(received(after, "tcpx4j_transport_requests_completed_total") - receivesBefore).isEqualTo(transfers);
             assertThat(after.sum("tcpx4j_transport_requests_failed_total")).isZero();
             assertThat(after.find("tcpx4j_transport_bytes_total", "transport", "loopback", "device", "0")).isNotEmpty();
+            // the initiator is gone; its counters stay for the scrapes after it
+            String[] served = {"engine", PEER, "peer", initiatorName, "op", "write"};
+            assertThat(after.sum("tcpx4j_served_transfers_total", served)).isEqualTo(transfers);
+            assertThat(after.sum("tcpx4j_served_bytes_total", served)).isEqualTo(bytes);
+            assertThat(after.sum("tcpx4j_served_refusals_total", "engine", PEER)).isZero();
+            assertThat(after.find("tcpx4j_served_refusals_total", "peer", initiatorName, "code", "NOT_ALLOWED")).hasSize(2);
+        }
+    }
+
+    @Test
+    void readsServedInlineAndChunkedCountPerPeerWhereTheTransportSeesOnlyTheChunked() throws Exception {
+        // serve's default inline limit: a 4 KiB READ is answered in its control frame, a 64 KiB one in chunks
+        try (TwoHostTest.Served s = new TwoHostTest.Served("--metrics-port", "0")) {
+            String serveUrl = "http://127.0.0.1:" + s.serve.metricsAddress().getPort() + "/metrics";
+            double sentBefore = PrometheusText.scrape(serveUrl).sum("tcpx4j_transport_bytes_total", "direction", "send");
+
+            Cli.Result r = Cli.run("bench", "--role", "initiator", "--peer", s.peer(), "--op", "read",
+                    "--block-sizes", "4K,64K", "--batch-sizes", "1", "--iterations", Integer.toString(ITERATIONS),
+                    "--warmup", Integer.toString(WARMUP), "--warmup-seconds", "0", "--no-baseline",
+                    "--check-consistency", "--json");
+            assertThat(r.exit()).as(r.err()).isZero();
+            long bytes = 0;
+            long transfers = 0;
+            long chunkedBytes = 0;
+            for (JsonNode row : new ObjectMapper().readTree(r.out()).get("rows")) {
+                long perTransfer = row.get("blockSize").asLong() * row.get("batchSize").asLong();
+                long rowBytes = row.get("bytes").asLong() + perTransfer * WARMUP;
+                bytes += rowBytes;
+                transfers += row.get("iterations").asInt() + WARMUP;
+                if (perTransfer > 4096) {
+                    chunkedBytes += rowBytes;
+                }
+            }
+            assertThat(chunkedBytes).isPositive().isLessThan(bytes);
+
+            // a READ counts once the target's last send tested done, which may come just after the initiator's DONE
+            PrometheusText after = PrometheusText.scrape(serveUrl);
+            for (long end = System.nanoTime() + 10_000_000_000L;
+                 after.sum("tcpx4j_served_transfers_total", "op", "read") < transfers && System.nanoTime() < end; ) {
+                Thread.sleep(5);
+                after = PrometheusText.scrape(serveUrl);
+            }
+            List<PrometheusText.Sample> reads = after.find("tcpx4j_served_transfers_total", "engine", PEER, "op", "read");
+            assertThat(reads).hasSize(1);
+            assertThat(reads.get(0).labels().get("peer")).startsWith("bench-initiator");
+            assertThat(reads.get(0).value()).isEqualTo(transfers);
+            assertThat(after.sum("tcpx4j_served_bytes_total", "engine", PEER, "op", "read")).isEqualTo(bytes);
+            assertThat(after.sum("tcpx4j_served_transfers_total", "engine", PEER, "op", "write")).isZero();
+            assertThat(after.sum("tcpx4j_transport_bytes_total", "direction", "send") - sentBefore).isEqualTo(chunkedBytes);
         }
     }
 

@@ -4,6 +4,8 @@ import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.PeerListener;
+import io.tcpx4j.api.PeerStats;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.TransferEngine;
@@ -15,6 +17,7 @@ import io.tcpx4j.domain.peer.EngineContext;
 import io.tcpx4j.domain.peer.LocalIdentity;
 import io.tcpx4j.domain.peer.Peer;
 import io.tcpx4j.domain.peer.PeerDirectory;
+import io.tcpx4j.domain.peer.PeerRoster;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -54,6 +57,7 @@ public final class Engine implements TransferEngine {
     private final LocalIdentity identity;
     private final RegionRegistry registry;
     private final NotificationInbox notifications = new NotificationInbox();
+    private final PeerRoster peers = new PeerRoster();
     private final AtomicLong xferIds = new AtomicLong();
     /** Whether the unpacker gathers and scatters device memory (packed chunks of VRAM descriptors). */
     private final boolean packsDevice;
@@ -89,7 +93,7 @@ public final class Engine implements TransferEngine {
         this.agents = new ProgressAgent[n];
         for (int i = 0; i < n; i++) {
             ScatterGather u = i == 0 ? unpacker : anotherUnpacker(unpacker);
-            agents[i] = new ProgressAgent(new EngineContext(identity, config, transport, u, clock, registry, i),
+            agents[i] = new ProgressAgent(new EngineContext(identity, config, transport, u, clock, registry, peers, i),
                     queues[i], notifications, this::agentShutDown);
         }
     }
@@ -345,5 +349,25 @@ public final class Engine implements TransferEngine {
             cycles += a.dutyCycles();
         }
         return new EngineStats(conns, reqs, ops, registry.size(), notifications.size(), cycles);
+    }
+
+    /**
+     * The counts of what each peer did in this engine's memory, kept by the agent that serves the peer as it
+     * serves it; a peer joins when the engine first knows it (loaded, or admitted when it connected), and stays.
+     */
+    @Override
+    public List<PeerStats> peerStats() {
+        return peers.peers();
+    }
+
+    /** Listeners hear of a peer when its connection is established and when its last one closed. */
+    @Override
+    public void addPeerListener(PeerListener listener) {
+        peers.listen(listener);
+    }
+
+    @Override
+    public void removePeerListener(PeerListener listener) {
+        peers.stopListening(listener);
     }
 }

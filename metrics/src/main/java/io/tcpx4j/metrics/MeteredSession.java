@@ -61,7 +61,7 @@ final class MeteredSession implements Session {
 
     private Transfer observed(Transfer t, int op, List<MemoryDescriptor> local, long start) {
         MemoryKind kind = local.isEmpty() ? MemoryKind.DRAM : local.get(0).kind();
-        meters.inFlight.incrementAndGet();
+        meters.posted.increment();
         t.completion().whenComplete(new TransferObserver(meters.recorder(op, kind), t.bytes(), start));
         return t;
     }

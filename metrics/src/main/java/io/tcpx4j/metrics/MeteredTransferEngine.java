@@ -14,7 +14,9 @@ import java.util.Objects;
  * returns are the wrapped engine's own.
  *
  * <p>What peers read from or write into this engine is not posted here and does not show in these
- * meters; it shows in the transport's ({@link MeteredNetTransport}).
+ * meters; the engine counts it per peer itself ({@link io.tcpx4j.api.TransferEngine#peerStats()}, published by
+ * {@link EngineGauges}), and the transport's meters show its bytes ({@link MeteredNetTransport}). Once
+ * {@link TransferMetrics#remove()} ran, sessions are the wrapped engine's own.
  *
  * <p>Thread-safe, as the engine it wraps.
  */
@@ -30,6 +32,7 @@ public final class MeteredTransferEngine extends ForwardingTransferEngine {
     @Override
     public Session session(String peer) {
         Session s = delegate().session(peer);
-        return new MeteredSession(s, metrics.peer(s.peer()));
+        PeerMeters meters = metrics.peer(s.peer());
+        return meters == null ? s : new MeteredSession(s, meters);
     }
 }

@@ -9,8 +9,8 @@ import io.tcpx4j.api.TransferException;
 
 import java.time.Duration;
 import java.util.Locale;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The meters of one engine's transfers with one peer. Meters are looked up by tags once, when first
@@ -29,13 +29,24 @@ final class PeerMeters {
     private final AtomicReferenceArray<Recorder> recorders = new AtomicReferenceArray<>(2 * KINDS.length);
     /** Per (op, code): index {@code op * CODES.length + code}. */
     private final AtomicReferenceArray<Counter> errors = new AtomicReferenceArray<>(2 * CODES.length);
-    final AtomicLong inFlight = new AtomicLong();
+    /**
+     * Transfers posted, counted by the posting threads, and ended, counted by the thread that ends them: two
+     * adders rather than one number that both sides change, so that neither takes the other's cache line.
+     */
+    final LongAdder posted = new LongAdder();
+    final LongAdder ended = new LongAdder();
 
     PeerMeters(TransferMetrics owner, Tags tags) {
         this.owner = owner;
         this.tags = tags;
-        owner.own(Gauge.builder(TransferMetrics.IN_FLIGHT, inFlight, AtomicLong::get)
+        owner.own(Gauge.builder(TransferMetrics.IN_FLIGHT, this, PeerMeters::inFlight)
                 .description("transfers posted and not yet ended").tags(tags).register(owner.registry()));
+    }
+
+    /** Transfers posted and not yet ended; ends are read first, so the figure is never below zero. */
+    private double inFlight() {
+        long e = ended.sum();
+        return posted.sum() - e;
     }
 
     /** Where transfers of {@code op} (0 write, 1 read) from local memory of {@code kind} are recorded. */
@@ -80,14 +91,16 @@ final class PeerMeters {
                     .tags(t).register(owner.registry()));
             bytes = owner.own(Counter.builder(TransferMetrics.BYTES).baseUnit("bytes")
                     .description("bytes of the transfers that ended DONE").tags(t).register(owner.registry()));
-            latency = owner.own(Timer.builder(TransferMetrics.LATENCY)
+            Timer.Builder timer = Timer.builder(TransferMetrics.LATENCY)
                     .description("from the write or read call until the transfer ended DONE")
                     .tags(t)
-                    .publishPercentiles(0.5, 0.99, 0.999)
                     .publishPercentileHistogram()
                     .minimumExpectedValue(Duration.ofNanos(1_000))
-                    .maximumExpectedValue(Duration.ofSeconds(60))
-                    .register(owner.registry()));
+                    .maximumExpectedValue(Duration.ofSeconds(60));
+            if (owner.keepsPercentiles()) {
+                timer.publishPercentiles(TransferMetrics.PERCENTILES);
+            }
+            this.latency = owner.own(timer.register(owner.registry()));
         }
 
         PeerMeters peer() {

@@ -3,6 +3,7 @@ package io.tcpx4j.metrics;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.util.List;
 import java.util.Objects;
@@ -16,8 +17,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * <p>Meter names (Prometheus names in brackets): {@value #TRANSFERS} ({@code tcpx4j_transfers_total}),
  * {@value #BYTES} ({@code tcpx4j_transfer_bytes_total}), {@value #LATENCY} ({@code
  * tcpx4j_transfer_latency_seconds}, a histogram: Prometheus computes p50, p99 and p99.9 from its buckets with
- * {@code histogram_quantile}; registries that keep percentiles themselves also get the 0.5, 0.99 and 0.999
- * percentiles),
+ * {@code histogram_quantile}; other registries also get the 0.5, 0.99 and 0.999 percentiles ({@link #PERCENTILES})
+ * computed in this process, which a Prometheus registry would compute on every record and never publish, so it
+ * is not asked to),
  * {@value #ERRORS} ({@code tcpx4j_transfer_errors_total}) and {@value #IN_FLIGHT} ({@code
  * tcpx4j_transfers_in_flight}).
  *
@@ -35,8 +37,12 @@ public final class TransferMetrics {
     public static final String ERRORS = "tcpx4j.transfer.errors";
     /** Transfers posted and not yet ended; tags engine, peer. */
     public static final String IN_FLIGHT = "tcpx4j.transfers.in.flight";
+    /** The latency percentiles kept in this process, for registries other than Prometheus'. */
+    static final double[] PERCENTILES = {0.5, 0.99, 0.999};
 
     private final MeterRegistry registry;
+    private final boolean keepsPercentiles;
+    private volatile boolean removed;
     private final Tags engineTags;
     private final ConcurrentHashMap<String, PeerMeters> peers = new ConcurrentHashMap<>();
     private final List<Meter> meters = new CopyOnWriteArrayList<>();
@@ -45,26 +51,46 @@ public final class TransferMetrics {
     public TransferMetrics(MeterRegistry registry, String engine) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.engineTags = Tags.of("engine", Objects.requireNonNull(engine, "engine"));
+        // Prometheus' text has no place for a histogram's percentiles beside its buckets
+        this.keepsPercentiles = !(registry instanceof PrometheusMeterRegistry);
     }
 
-    /** The meters of transfers with {@code peer}; the same instance for every call with that name. */
+    /**
+     * The meters of transfers with {@code peer}, the same instance for every call with that name; null once
+     * {@link #remove()} ran.
+     */
     PeerMeters peer(String peer) {
         PeerMeters m = peers.get(peer);
-        return m != null ? m : peers.computeIfAbsent(peer, p -> new PeerMeters(this, engineTags.and("peer", p)));
+        if (m != null || removed) {
+            return m;
+        }
+        synchronized (this) {
+            return removed ? null : peers.computeIfAbsent(peer, p -> new PeerMeters(this, engineTags.and("peer", p)));
+        }
     }
 
     MeterRegistry registry() {
         return registry;
     }
 
+    /** Whether latency timers keep {@link #PERCENTILES} in this process. */
+    boolean keepsPercentiles() {
+        return keepsPercentiles;
+    }
+
     /** Remembers a meter this engine registered, for {@link #remove()}. */
     <M extends Meter> M own(M meter) {
         meters.add(meter);
+        if (removed) {
+            // a peer's meter made lazily while remove() ran: it goes too
+            registry.remove(meter);
+        }
         return meter;
     }
 
     /** Removes every meter of this engine from the registry; transfers after this are not recorded. */
-    public void remove() {
+    public synchronized void remove() {
+        removed = true;
         for (Meter m : meters) {
             registry.remove(m);
         }

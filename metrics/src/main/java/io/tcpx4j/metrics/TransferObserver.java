@@ -27,7 +27,7 @@ final class TransferObserver implements BiConsumer<Transfer, Throwable> {
     @Override
     public void accept(Transfer done, Throwable failure) {
         long nanos = System.nanoTime() - start;
-        recorder.peer().inFlight.decrementAndGet();
+        recorder.peer().ended.increment();
         if (failure == null) {
             recorder.transfers.increment();
             recorder.bytes.increment(bytes);

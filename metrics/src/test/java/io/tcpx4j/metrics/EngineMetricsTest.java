@@ -3,6 +3,7 @@ package io.tcpx4j.metrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tcpx4j.api.HostBuffer;
+import io.tcpx4j.api.PeerStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
@@ -160,6 +161,69 @@ class EngineMetricsTest {
             assertThat(b.find("tcpx4j_transport_bytes_total", "device", "0", "nic", beta.transport.properties(0).name())).isNotEmpty();
             // beta posted nothing itself: no transfer meters of its own
             assertThat(b.find("tcpx4j_transfers_total")).isEmpty();
+        }
+    }
+
+    @Test
+    void theTargetShowsPerPeerWhatWasWrittenIntoAndReadFromItsMemoryAndWhatItRefused() throws Exception {
+        int writes = 9;
+        int reads = 4;
+        // a second set of beta's counters that drops a peer's series as soon as it goes
+        PrometheusMeterRegistry dropping = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (EngineGauges dropsGone = new EngineGauges(beta.engine, dropping, Duration.ZERO);
+             HostBuffer local = HostBuffer.allocate(BLOCK);
+             HostBuffer remote = HostBuffer.allocate(2 * BLOCK);
+             RegisteredMemory l = alpha.metered.register(local.descriptor());
+             RegisteredMemory r = beta.engine.register(remote.descriptor().slice(0, BLOCK))) {
+            String[] write = {"engine", "beta", "peer", "alpha", "op", "write"};
+            String[] read = {"engine", "beta", "peer", "alpha", "op", "read"};
+            assertThat(beta.scrape().find("tcpx4j_served_transfers_total")).as("no peer connected yet").isEmpty();
+
+            alpha.metered.loadPeer("beta", beta.engine.connInfo());
+            // alpha is told beta published twice what it registered: beta's own check refuses the rest
+            alpha.metered.loadRemoteMetadata("beta", new io.tcpx4j.domain.protocol.RegionMetadata("beta",
+                    remote.descriptor()).encode());
+            Session s = alpha.metered.session("beta");
+            for (int i = 0; i < writes; i++) {
+                Transfer t = s.write(List.of(local.descriptor()), List.of(remote.descriptor().slice(0, BLOCK)), null);
+                assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
+            }
+            for (int i = 0; i < reads; i++) {
+                Transfer t = s.read(List.of(local.descriptor().slice(0, SMALL)), List.of(remote.descriptor().slice(0, SMALL)), null);
+                assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
+            }
+            Transfer refused = s.write(List.of(local.descriptor()), List.of(remote.descriptor().slice(BLOCK, BLOCK)), null);
+            assertThat(alpha.metered.driveUntilEnded(refused, T)).isEqualTo(TransferStatus.FAILED);
+            // a READ counts once the target's last send tested done, which may come just after the initiator's DONE
+            awaitValue(() -> beta.engine.peerStats().get(0).reads(), reads);
+
+            PrometheusText b = beta.scrape();
+            assertThat(b.type("tcpx4j_served_transfers_total")).isEqualTo("counter");
+            assertThat(b.type("tcpx4j_served_bytes_total")).isEqualTo("counter");
+            assertThat(b.sum("tcpx4j_served_transfers_total", write)).isEqualTo(writes);
+            assertThat(b.sum("tcpx4j_served_bytes_total", write)).isEqualTo((double) writes * BLOCK);
+            assertThat(b.sum("tcpx4j_served_transfers_total", read)).isEqualTo(reads);
+            assertThat(b.sum("tcpx4j_served_bytes_total", read)).isEqualTo((double) reads * SMALL);
+            assertThat(b.sum("tcpx4j_served_refusals_total", concat(write, "code", "NOT_ALLOWED"))).isEqualTo(1);
+            assertThat(b.sum("tcpx4j_served_refusals_total", concat(read, "code", "NOT_ALLOWED"))).isZero();
+            assertThat(b.find("tcpx4j_served_refusals_total", "peer", "alpha")).hasSize(2 * PeerStats.REFUSAL_CODES.size());
+            // what beta did itself is alpha's to count: alpha served nothing
+            PrometheusText a = alpha.scrape();
+            assertThat(a.sum("tcpx4j_served_transfers_total", "engine", "alpha", "peer", "beta")).isZero();
+            assertThat(a.find("tcpx4j_served_transfers_total", "engine", "alpha", "peer", "beta")).hasSize(2);
+
+            // alpha goes: the default keeps its last counts for the next scrapes, the other drops them
+            assertThat(PrometheusText.parse(dropping.scrape()).sum("tcpx4j_served_transfers_total", write)).isEqualTo(writes);
+            alpha.metered.disconnect("beta");
+            awaitValue(() -> dropping.find(EngineGauges.SERVED_TRANSFERS).meters().isEmpty() ? 1 : 0, 1);
+            PrometheusText dropped = PrometheusText.parse(dropping.scrape());
+            assertThat(dropped.find("tcpx4j_served_transfers_total")).isEmpty();
+            assertThat(dropped.find("tcpx4j_served_bytes_total")).isEmpty();
+            assertThat(dropped.find("tcpx4j_served_refusals_total")).isEmpty();
+            assertThat(dropped.find("tcpx4j_engine_connections")).hasSize(1);
+            PrometheusText kept = beta.scrape();
+            assertThat(kept.sum("tcpx4j_served_bytes_total", write)).isEqualTo((double) writes * BLOCK);
+            assertThat(kept.sum("tcpx4j_served_transfers_total", read)).isEqualTo(reads);
         }
     }
 

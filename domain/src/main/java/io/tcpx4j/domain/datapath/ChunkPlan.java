@@ -29,6 +29,8 @@ class ChunkPlan {
     /** Most bytes of a packed chunk. */
     final int packedChunk;
     final long chunks;
+    /** The bytes of all descriptors. */
+    final long bytes;
     /** Whether the chunks are drained into a discard buffer instead of this plan's regions. */
     private final boolean discards;
 
@@ -58,7 +60,17 @@ class ChunkPlan {
         this.pack = capped.limit();
         this.packedChunk = capped.chunk();
         this.chunks = countChunks(lengths, chunkSize, capped);
+        this.bytes = total(lengths);
         skipEmpty();
+    }
+
+    /** The sum of {@code lengths}. */
+    static long total(long[] lengths) {
+        long total = 0;
+        for (long l : lengths) {
+            total += l;
+        }
+        return total;
     }
 
     /** Smallest chunk {@link #spreadChunk} makes. */

@@ -67,6 +67,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
     private final RegionRegistry registry;
     private final FrameWriter writer;
     private final Consumer<byte[]> deliver;
+    private final PeerTraffic traffic;
 
     private final DataChannels channels;
     private final ChunkMover pipeline;
@@ -78,13 +79,15 @@ public final class TransferProtocol implements ChunkMover.Completions {
     private final int writeInlineLimit;
 
     /**
-     * {@code deliver} takes the notifications that arrive; {@code pipeline} moves the chunks over
-     * {@code channels}; {@code peerInlineLimit}: as the peer's handshake said.
+     * {@code deliver} takes the notifications that arrive; {@code traffic} counts what the peer does in this
+     * engine's memory; {@code pipeline} moves the chunks over {@code channels}; {@code peerInlineLimit}: as the
+     * peer's handshake said.
      */
     public TransferProtocol(String engineName, String peerName, EngineConfig cfg, ScatterGather unpacker, RegionRegistry registry,
-                    FrameWriter writer, Consumer<byte[]> deliver, DataChannels channels, ChunkMover pipeline,
-                    int peerInlineLimit) {
+                    FrameWriter writer, Consumer<byte[]> deliver, PeerTraffic traffic, DataChannels channels,
+                    ChunkMover pipeline, int peerInlineLimit) {
         this.engineName = engineName;
+        this.traffic = traffic;
         this.writeInlineLimit = Math.min(cfg.inlineLimit(), peerInlineLimit);
         this.peerName = peerName;
         this.cfg = cfg;
@@ -175,6 +178,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
         ReceivePlan op = new ReceivePlan(null, w.xfer(), w.addresses(), w.lengths(), refusal == RefusalCode.NONE ? regions : null,
                 w.chunkSize(), packing, w.notification(), refusal);
         if (refusal != RefusalCode.NONE) {
+            traffic.refused(true, refusal);
             REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} ({3}); draining its data",
                     engineName, w.xfer(), peerName, refusal);
         }
@@ -197,11 +201,13 @@ public final class TransferProtocol implements ChunkMover.Completions {
             refusal = RefusalCode.NOT_SUPPORTED;
         }
         if (refusal != RefusalCode.NONE) {
+            traffic.refused(true, refusal);
             REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} ({3})",
                     engineName, w.xfer(), peerName, refusal);
         } else {
             scatter(w.data(), w.addresses(), w.lengths());
             LocalRegion.releaseAll(regions);
+            traffic.wrote(ChunkPlan.total(w.lengths()));
             if (w.notification() != null) {
                 deliver.accept(w.notification());
             }
@@ -214,18 +220,17 @@ public final class TransferProtocol implements ChunkMover.Completions {
         LocalRegion[] regions = new LocalRegion[lengths.length];
         RefusalCode refusal = registry.admitRemoteAccess(addresses, lengths, regions);
         if (refusal != RefusalCode.NONE) {
+            traffic.refused(false, refusal);
             REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused READ {1} from {2} ({3})",
                     engineName, xfer, peerName, refusal);
             writer.readNack(xfer, refusal);
             return;
         }
-        long total = 0;
-        for (long l : lengths) {
-            total += l;
-        }
+        long total = ChunkPlan.total(lengths);
         if (inlineOk && total <= cfg.inlineLimit() && LocalRegion.allHost(regions)) {
             writer.readReply(xfer, addresses, lengths, lengths.length, (int) total);
             LocalRegion.releaseAll(regions);
+            traffic.served(total);
             return;
         }
         Packing packing = packs(regions) ? Packing.of(LocalRegion.oneKind(regions), cfg).min(accepted) : Packing.NONE;
@@ -233,6 +238,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
         writer.readData(xfer, op.chunkSize, op.pack, op.packedChunk);
         if (op.chunks == 0) {
             op.releaseRegions();
+            traffic.served(op.bytes);
         } else {
             live.add(op);
             pipeline.send(op);
@@ -312,8 +318,10 @@ public final class TransferProtocol implements ChunkMover.Completions {
         if (op.xfer != null) {
             maybeFinishWrite(op);
         } else {
+            // a READ's target: its last byte left
             live.remove(op);
             op.releaseRegions();
+            traffic.served(op.bytes);
         }
     }
 
@@ -338,8 +346,11 @@ public final class TransferProtocol implements ChunkMover.Completions {
         op.releaseRegions();
         if (op.xfer == null) {
             // WRITE target: the last byte is in place, so the notification may go out, then the ack
-            if (!op.discards() && op.notification != null) {
-                deliver.accept(op.notification);
+            if (!op.discards()) {
+                traffic.wrote(op.bytes);
+                if (op.notification != null) {
+                    deliver.accept(op.notification);
+                }
             }
             writer.writeAck(op.xferId, op.refusal);
         } else {

@@ -341,7 +341,7 @@ final class Connection {
         channels = new DataChannels(ctx.transport(), channelCount, ctx::deviceFor);
         pipeline = new ChunkMover(ctx.transport(), ctx.unpacker(), ctx.registry(), channels, cfg);
         data = new TransferProtocol(ctx.name(), peerName, cfg, ctx.unpacker(), ctx.registry(), writer, events::deliver,
-                channels, pipeline, peerInlineLimit);
+                events.traffic(), channels, pipeline, peerInlineLimit);
         state = State.ESTABLISHED;
         lastRecvNanos = ctx.now();
         writer.handles(channels.handles());

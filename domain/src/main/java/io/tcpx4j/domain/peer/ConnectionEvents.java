@@ -1,6 +1,7 @@
 package io.tcpx4j.domain.peer;
 
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.datapath.PeerTraffic;
 
 /**
  * What a connection reports to the engine's peer directory, and the one question it asks. Each
@@ -16,6 +17,9 @@ interface ConnectionEvents {
      * that does not serve it).
      */
     Handshake.Refusal admit(String name, long peerIncarnation);
+
+    /** The counts of what the peer does in this engine's memory; asked once the peer is known (dialed or admitted). */
+    PeerTraffic traffic();
 
     /** The connection is up: work queued for the peer may start on it. */
     void established();

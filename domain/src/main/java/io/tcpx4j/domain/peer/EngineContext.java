@@ -11,10 +11,11 @@ import io.tcpx4j.domain.registration.RegionRegistry;
 
 /**
  * What every connection of one progress agent shares: who the engine is, its configuration, its ports
- * and its registered memory, which agent of the engine this is ({@code agent}) and that agent's unpacker.
+ * and its registered memory, the roster of its peers' counters, which agent of the engine this is
+ * ({@code agent}) and that agent's unpacker.
  */
 public record EngineContext(LocalIdentity identity, EngineConfig config, NetTransport transport, ScatterGather unpacker,
-                     Clock clock, RegionRegistry registry, int agent) {
+                     Clock clock, RegionRegistry registry, PeerRoster roster, int agent) {
 
     public String name() {
         return identity.name();

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain.peer;
 
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.domain.datapath.PeerTraffic;
 import io.tcpx4j.domain.protocol.ConnInfo;
 
 import java.net.InetSocketAddress;
@@ -8,11 +9,11 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A named peer: how to reach it, its published regions, and the connection to it with the work that
- * waits for that connection.
+ * A named peer: how to reach it, its published regions, the connection to it with the work that waits for
+ * that connection, and the counts of what it did in this engine's memory.
  *
- * <p>Thread-safe for {@link #load}, {@link #info()}, {@link #address()} and the published regions; the
- * connection and the pending queue belong to the engine's agent.
+ * <p>Thread-safe for {@link #load}, {@link #info()}, {@link #address()}, the published regions and reading
+ * the counts; the connection, the pending queue and counting belong to the engine's agent.
  */
 public final class Peer {
 
@@ -20,6 +21,7 @@ public final class Peer {
     private volatile ConnInfo info;
     private volatile InetSocketAddress address;
     final CopyOnWriteArrayList<MemoryDescriptor> remoteRegions = new CopyOnWriteArrayList<>();
+    private final PeerTraffic traffic;
 
     // agent only
     private Connection conn;
@@ -29,6 +31,7 @@ public final class Peer {
 
     Peer(String name) {
         this.name = name;
+        this.traffic = new PeerTraffic(name);
     }
 
     public String name() {
@@ -48,6 +51,11 @@ public final class Peer {
 
     InetSocketAddress address() {
         return address;
+    }
+
+    /** The counts of what the peer did in this engine's memory, across its connections. */
+    PeerTraffic traffic() {
+        return traffic;
     }
 
     /** The region the peer published that holds {@code [address, address+length)}, or null. */

@@ -4,6 +4,7 @@ import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.control.ControlPoll;
+import io.tcpx4j.domain.datapath.PeerTraffic;
 import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.log.RateLimitedLog;
 import io.tcpx4j.domain.protocol.ConnInfo;
@@ -49,11 +50,26 @@ public final class PeerDirectory {
     // ------------------------------------------------------------------ peers (any thread)
 
     public void loadPeer(String name, ConnInfo info) {
-        peers.computeIfAbsent(name, Peer::new).load(info, ctx.name());
+        peer(name).load(info, ctx.name());
     }
 
     public void loadRemoteMetadata(RegionMetadata md) {
-        peers.computeIfAbsent(md.owner(), Peer::new).remoteRegions.addIfAbsent(md.region());
+        peer(md.owner()).remoteRegions.addIfAbsent(md.region());
+    }
+
+    /** The peer named {@code name}; one the engine did not know yet is made, and its counts join the roster. */
+    private Peer peer(String name) {
+        Peer p = peers.get(name);
+        if (p != null) {
+            return p;
+        }
+        Peer made = new Peer(name);
+        p = peers.putIfAbsent(name, made);
+        if (p != null) {
+            return p;
+        }
+        ctx.roster().add(made.traffic());
+        return made;
     }
 
     public void unloadRemoteMetadata(String peer, RegionMetadata md) {
@@ -267,6 +283,8 @@ public final class PeerDirectory {
         /** The dialed peer, or the one whose HELLO admitted the connection. */
         private Peer peer;
         private Connection conn;
+        /** Whether the connection came up and has not closed since: the roster counts it as up. */
+        private boolean up;
 
         Events(Peer peer) {
             this.peer = peer;
@@ -277,7 +295,7 @@ public final class PeerDirectory {
             if (!ctx.serves(name)) {
                 return Handshake.misdirected(ctx, name);
             }
-            Peer p = peers.computeIfAbsent(name, Peer::new);
+            Peer p = peer(name);
             Connection existing = p.connection();
             if (existing != null && existing != conn && !existing.isClosed()) {
                 boolean ourNameWins = ctx.name().compareTo(name) < 0;
@@ -302,7 +320,14 @@ public final class PeerDirectory {
         }
 
         @Override
+        public PeerTraffic traffic() {
+            return peer.traffic();
+        }
+
+        @Override
         public void established() {
+            up = true;
+            ctx.roster().up(peer.traffic());
             PendingWork work;
             while ((work = peer.nextPending()) != null) {
                 start(conn, work);
@@ -325,6 +350,10 @@ public final class PeerDirectory {
             connectionsClosed = true;
             if (reason != null && peer != null && peer.drop(conn)) {
                 failPending(peer, reason);
+            }
+            if (up) {
+                up = false;
+                ctx.roster().down(peer.traffic());
             }
         }
     }
