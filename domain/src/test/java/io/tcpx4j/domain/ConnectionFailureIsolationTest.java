@@ -12,7 +12,7 @@ import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.SendComm;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 import org.junit.jupiter.api.Test;
 

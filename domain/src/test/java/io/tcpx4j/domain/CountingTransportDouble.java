@@ -5,7 +5,7 @@ import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;

@@ -4,9 +4,8 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.tcpx4j.api.TransferException;
-import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Comm;
-import io.tcpx4j.domain.port.out.DeviceProperties;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
@@ -17,7 +16,6 @@ import io.tcpx4j.domain.port.out.SendComm;
 
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -39,20 +37,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <p>Thread-safe as the transport it wraps: comms are driven by one thread at a time.
  */
-public final class MeteredNetTransport implements NetTransport {
+public final class MeteredNetTransport extends ForwardingNetTransport {
 
     public static final String POSTED = "tcpx4j.transport.requests.posted";
     public static final String COMPLETED = "tcpx4j.transport.requests.completed";
     public static final String FAILED = "tcpx4j.transport.requests.failed";
     public static final String BYTES = "tcpx4j.transport.bytes";
 
-    private final NetTransport delegate;
     private final MeterRegistry registry;
     private final ConcurrentHashMap<Integer, DeviceMeters> devices = new ConcurrentHashMap<>();
     private final List<Meter> meters = new CopyOnWriteArrayList<>();
 
     public MeteredNetTransport(NetTransport delegate, MeterRegistry registry) {
-        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        super(Objects.requireNonNull(delegate, "delegate"));
         this.registry = Objects.requireNonNull(registry, "registry");
     }
 
@@ -89,31 +86,6 @@ public final class MeteredNetTransport implements NetTransport {
 
     private static Listener unwrap(Listener listener) {
         return listener instanceof MeteredListener m ? m.delegate : listener;
-    }
-
-    @Override
-    public String name() {
-        return delegate.name();
-    }
-
-    @Override
-    public Set<Capability> capabilities() {
-        return delegate.capabilities();
-    }
-
-    @Override
-    public Set<Capability> capabilities(int device) {
-        return delegate.capabilities(device);
-    }
-
-    @Override
-    public int deviceCount() {
-        return delegate.deviceCount();
-    }
-
-    @Override
-    public DeviceProperties properties(int device) {
-        return delegate.properties(device);
     }
 
     @Override
@@ -202,16 +174,6 @@ public final class MeteredNetTransport implements NetTransport {
     @Override
     public void closeListen(Listener listener) {
         delegate.closeListen(unwrap(listener));
-    }
-
-    @Override
-    public Runnable wakeOnProgress(Runnable wake) {
-        return delegate.wakeOnProgress(wake);
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 
     /** A transport's listener and the device it listens on. */

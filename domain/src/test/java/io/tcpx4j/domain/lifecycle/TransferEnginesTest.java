@@ -17,7 +17,7 @@ import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.ScatterGather;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 import io.tcpx4j.domain.testing.InMemoryFabric;
 import org.junit.jupiter.api.Test;
 

@@ -6,7 +6,7 @@ import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;

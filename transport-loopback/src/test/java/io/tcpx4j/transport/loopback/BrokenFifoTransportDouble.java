@@ -4,7 +4,7 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 
 /** Broken test double: ignores FIFO misuse (a non-head test says "not yet", an out-of-order consume is dropped). */
 final class BrokenFifoTransportDouble extends ForwardingNetTransport {

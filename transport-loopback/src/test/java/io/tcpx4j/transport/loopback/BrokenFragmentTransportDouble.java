@@ -5,7 +5,7 @@ import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 
 /** Broken test double: a fragmented receive reports one fragment too few (the last one is skipped). */
 final class BrokenFragmentTransportDouble extends ForwardingNetTransport {

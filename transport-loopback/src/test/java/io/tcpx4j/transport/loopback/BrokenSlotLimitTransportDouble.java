@@ -6,7 +6,7 @@ import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
 import io.tcpx4j.domain.port.out.SendComm;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 
 /** Broken test double: accepts a 17th request per comm (a phantom that never completes) instead of BUSY. */
 final class BrokenSlotLimitTransportDouble extends ForwardingNetTransport {

@@ -16,7 +16,7 @@ import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.SendComm;
 import io.tcpx4j.domain.port.out.ScatterGather;
-import io.tcpx4j.domain.testing.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.ForwardingNetTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

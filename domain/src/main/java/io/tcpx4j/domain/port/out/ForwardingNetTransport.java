@@ -1,21 +1,10 @@
-package io.tcpx4j.domain.testing;
-
-import io.tcpx4j.domain.port.out.Capability;
-import io.tcpx4j.domain.port.out.Comm;
-import io.tcpx4j.domain.port.out.DeviceProperties;
-import io.tcpx4j.domain.port.out.Listener;
-import io.tcpx4j.domain.port.out.MemoryRegistration;
-import io.tcpx4j.domain.port.out.NetRequest;
-import io.tcpx4j.domain.port.out.NetTransport;
-import io.tcpx4j.domain.port.out.PtrType;
-import io.tcpx4j.domain.port.out.RecvComm;
-import io.tcpx4j.domain.port.out.SendComm;
+package io.tcpx4j.domain.port.out;
 
 import java.util.Set;
 
 /**
- * Test double: forwards every call to another transport. Wrappers that count, watch or break one
- * behaviour extend it and override only that.
+ * Forwards every call to another transport. Wrappers that meter, count, watch or (in tests) break one
+ * behaviour extend it and override only that. Thread-safety is the delegate's.
  */
 public class ForwardingNetTransport implements NetTransport {
 
@@ -33,6 +22,11 @@ public class ForwardingNetTransport implements NetTransport {
     @Override
     public Set<Capability> capabilities() {
         return delegate.capabilities();
+    }
+
+    @Override
+    public Set<Capability> capabilities(int device) {
+        return delegate.capabilities(device);
     }
 
     @Override
