@@ -61,6 +61,8 @@ final class Connection {
     private int dataWork;
     // set once on the agent when the handshake is done; stats() reads channels racily
     private DataChannels channels;
+    /** Whether every data channel is up ({@link DataChannels#isReady}), kept here: each cycle asks. */
+    private boolean channelsUp;
     private ChunkMover pipeline;
     private TransferProtocol data;
     private boolean failed;
@@ -122,7 +124,7 @@ final class Connection {
         return switch (state) {
             case CLOSED, CONNECTING -> true;
             case AWAIT_HELLO, AWAIT_PROOF, HELLO_SENT, PROOF_SENT -> control.settled();
-            case ESTABLISHED -> control.settled() && (transportSignals || channels.isReady() && pipeline.quiet());
+            case ESTABLISHED -> control.settled() && (transportSignals || channelsUp && pipeline.quiet());
         };
     }
 
@@ -176,11 +178,12 @@ final class Connection {
     }
 
     private int setUpChannels(long now) {
-        if (channels.isReady()) {
+        if (channelsUp) {
             return 0;
         }
         int work = channels.setUp(ctx.name(), peerName);
         if (channels.isReady()) {
+            channelsUp = true;
             lastRecvNanos = now; // the peer's silence is measured from when the channels are up
         }
         return work;
@@ -215,7 +218,7 @@ final class Connection {
     }
 
     private int checkTimeouts(long now) {
-        if (state == State.ESTABLISHED && channels.isReady()) {
+        if (state == State.ESTABLISHED && channelsUp) {
             if (now - lastRecvNanos > cfg.peerTimeout().toNanos()) {
                 fail(disconnect("peer " + peerName() + " silent for " + cfg.peerTimeout().toMillis() + " ms", null));
                 return 1;
