@@ -52,6 +52,8 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     private final IdleSelector readiness = new IdleSelector();
     private final long maxBlockMillis;
     private final long spinNanos;
+    /** Whether the engine runs more than one agent ({@code EngineConfig.agents()}). */
+    private final boolean severalAgents;
     /**
      * Whether the transport and the unpacker announce every event that moves requests on (a completion
      * wakes the driver, and no batch is left to poll), so that a driver may block while requests are out.
@@ -86,7 +88,8 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         this.ctx = ctx;
         this.commands = commands;
         this.onShutdown = onShutdown;
-        this.threadName = "tcpx4j-agent-" + ctx.name() + (ctx.config().agents() > 1 ? "-" + ctx.agent() : "");
+        this.severalAgents = ctx.config().agents() > 1;
+        this.threadName = "tcpx4j-agent-" + ctx.name() + (severalAgents ? "-" + ctx.agent() : "");
         this.directory = new PeerDirectory(ctx, notifications, readiness);
         this.maxBlockMillis = Math.min(MAX_BLOCK_MILLIS, Math.max(1, ctx.config().heartbeat().toMillis() / 2));
         this.spinNanos = ctx.config().progress().spin().toNanos();
@@ -119,7 +122,7 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     public void start() {
         commands.wakeWith(readiness::wake);
         if (ctx.transport().capabilities().contains(Capability.PROGRESS_WAKEUPS)) {
-            stopWakes = ctx.transport().wakeOnProgress(ctx.config().agents() == 1 ? readiness::wake : () -> {
+            stopWakes = ctx.transport().wakeOnProgress(!severalAgents ? readiness::wake : () -> {
                 if (awaitsTransport) {
                     readiness.wake();
                 }
@@ -303,7 +306,7 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
             work += listener == null ? 0 : listener.acceptInto(directory::accepted, ctx.name());
         }
         work += directory.doWork(now);
-        if (ctx.config().agents() > 1) {
+        if (severalAgents) {
             awaitsTransport = !directory.quiet(false);
         }
         if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {

@@ -64,6 +64,9 @@ public final class TransferProtocol implements ChunkMover.Completions {
     private final String engineName;
     private final String peerName;
     private final EngineConfig cfg;
+    /** The configuration's chunk size and inline limit, read per transfer. */
+    private final int chunkSize;
+    private final int inlineLimit;
     private final RegionRegistry registry;
     private final FrameWriter writer;
     private final Consumer<byte[]> deliver;
@@ -91,6 +94,8 @@ public final class TransferProtocol implements ChunkMover.Completions {
         this.writeInlineLimit = Math.min(cfg.inlineLimit(), peerInlineLimit);
         this.peerName = peerName;
         this.cfg = cfg;
+        this.chunkSize = cfg.chunkSize();
+        this.inlineLimit = cfg.inlineLimit();
         this.registry = registry;
         this.writer = writer;
         this.deliver = deliver;
@@ -152,7 +157,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
         if (p.write()) {
             writer.writeInline(p.xfer().id, p.notification(), p.remoteAddresses(), p.lengths(), n,
                     p.localAddresses(), (int) p.xfer().bytes);
-            SendPlan op = new SendPlan(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
+            SendPlan op = new SendPlan(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), chunkSize,
                     Packing.NONE);
             op.allChunksCompleted(); // the bytes left with the frame
             awaitingAck.put(op.xferId, op);
@@ -227,7 +232,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
             return;
         }
         long total = ChunkPlan.total(lengths);
-        if (inlineOk && total <= cfg.inlineLimit() && LocalRegion.allHost(regions)) {
+        if (inlineOk && total <= inlineLimit && LocalRegion.allHost(regions)) {
             writer.readReply(xfer, addresses, lengths, lengths.length, (int) total);
             LocalRegion.releaseAll(regions);
             traffic.served(total);
@@ -251,8 +256,8 @@ public final class TransferProtocol implements ChunkMover.Completions {
      * the channels are busy anyway and smaller chunks only add per-chunk work.
      */
     private int sendChunk(long[] lengths, Packing packing) {
-        return pipeline.sendsIdle() ? ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), packing, channels.size())
-                : cfg.chunkSize();
+        return pipeline.sendsIdle() ? ChunkPlan.spreadChunk(lengths, chunkSize, packing, channels.size())
+                : chunkSize;
     }
 
     private void onReadData(ControlFrame.ReadData d) {

@@ -52,6 +52,10 @@ final class Connection {
     private State state;
     private long peerIncarnation;
 
+    // the configuration's timeouts in nanoseconds, read every cycle
+    private final long peerTimeoutNanos;
+    private final long heartbeatNanos;
+    private final long connectTimeoutNanos;
     private final long startedNanos;
     private long lastRecvNanos;
     private long lastSendNanos;
@@ -79,6 +83,9 @@ final class Connection {
                 : Handshake.acceptor(ctx.identity());
         this.peerName = peerName;
         this.state = dialer ? State.CONNECTING : State.AWAIT_HELLO;
+        this.peerTimeoutNanos = cfg.peerTimeout().toNanos();
+        this.heartbeatNanos = cfg.heartbeat().toNanos();
+        this.connectTimeoutNanos = cfg.connectTimeout().toNanos();
         this.startedNanos = ctx.now();
         this.lastRecvNanos = startedNanos;
         this.lastSendNanos = startedNanos;
@@ -219,15 +226,15 @@ final class Connection {
 
     private int checkTimeouts(long now) {
         if (state == State.ESTABLISHED && channelsUp) {
-            if (now - lastRecvNanos > cfg.peerTimeout().toNanos()) {
+            if (now - lastRecvNanos > peerTimeoutNanos) {
                 fail(disconnect("peer " + peerName() + " silent for " + cfg.peerTimeout().toMillis() + " ms", null));
                 return 1;
             }
-            if (now - lastSendNanos > cfg.heartbeat().toNanos() && writer.isEmpty()) {
+            if (now - lastSendNanos > heartbeatNanos && writer.isEmpty()) {
                 writer.ping();
                 return 1;
             }
-        } else if (now - startedNanos > cfg.connectTimeout().toNanos()) {
+        } else if (now - startedNanos > connectTimeoutNanos) {
             fail(disconnect("connection to " + peerName() + " not up after "
                     + cfg.connectTimeout().toMillis() + " ms (state " + state + ")", null));
             return 1;
