@@ -50,10 +50,10 @@ public final class ChunkMover {
     /** The registry's retirement count when this pipeline last dropped its registrations of retired groups. */
     private long retirementsSeen;
     /**
-     * Requests this mover posted and has not retired yet: what its rings hold, counted here so that a pass
-     * with nothing queued and nothing out reads no ring.
+     * Chunks taken from a plan and not retired yet: gathered and waiting to be posted, or on the transport
+     * (what the rings hold). Counted here so that a pass with nothing queued and nothing out reads no ring.
      */
-    private int onTransport;
+    private int chunksOut;
 
     public ChunkMover(NetTransport transport, ScatterGather unpacker, RegionRegistry registry, DataChannels channels,
                          EngineConfig cfg) {
@@ -119,8 +119,7 @@ public final class ChunkMover {
                 if (req == null) {
                     break;
                 }
-                ring.add(direction.gathered.headPlan(), req, staged);
-                onTransport++;
+                ring.add(direction.gathered.headPlan(), req, staged); // counted in chunksOut when gathered
                 direction.gathered.poll();
                 direction.advance(channels.size());
                 work++;
@@ -189,7 +188,7 @@ public final class ChunkMover {
             } else {
                 ring.add(op, req, address, region.range.kind(), -1, 0, 0);
             }
-            onTransport++;
+            chunksOut++;
             op.advance();
             direction.advance(channels.size());
             work++;
@@ -220,6 +219,7 @@ public final class ChunkMover {
                 to += len;
             }
             direction.gathered.add(op, staged, op.nextLength());
+            chunksOut++;
             op.advance();
             n++;
         }
@@ -277,7 +277,7 @@ public final class ChunkMover {
                     out.give(staged);
                 }
                 SendPlan op = (SendPlan) ch.tx.retireUntested();
-                onTransport--;
+                chunksOut--;
                 work++;
                 if (op.chunkCompleted()) {
                     completions.sent(op);
@@ -364,7 +364,7 @@ public final class ChunkMover {
                     in.give(staged);
                 }
                 ReceivePlan op = (ReceivePlan) ch.rx.retire();
-                onTransport--;
+                chunksOut--;
                 work++;
                 if (op.chunkCompleted()) {
                     completions.received(op);
@@ -376,7 +376,7 @@ public final class ChunkMover {
 
     /** Whether nothing is on the transport or waiting to be posted. */
     public boolean quiet() {
-        return out.queue.isEmpty() && in.queue.isEmpty() && out.gathered.isEmpty() && onTransport == 0;
+        return out.queue.isEmpty() && in.queue.isEmpty() && chunksOut == 0;
     }
 
     /**
