@@ -11,6 +11,8 @@ import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.idle.IdleWait;
 import io.tcpx4j.domain.peer.EngineContext;
 import io.tcpx4j.domain.peer.PeerDirectory;
+import io.tcpx4j.domain.port.out.Clock;
+import io.tcpx4j.domain.registration.RegionRegistry;
 import io.tcpx4j.domain.transfer.PostedTransfer;
 import io.tcpx4j.domain.port.out.Capability;
 import org.agrona.concurrent.Agent;
@@ -48,6 +50,11 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     public final CommandQueue commands;
     public final PeerDirectory directory;
     private final EngineContext ctx;
+    // what the duty cycle needs of the context, taken once
+    private final String engineName;
+    private final Clock clock;
+    /** The registry whose deregistered regions this agent reclaims in housekeeping: agent 0's; null on the others. */
+    private final RegionRegistry reclaims;
     private final String threadName;
     private final IdleSelector readiness = new IdleSelector();
     private final long maxBlockMillis;
@@ -88,6 +95,9 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         this.ctx = ctx;
         this.commands = commands;
         this.onShutdown = onShutdown;
+        this.engineName = ctx.name();
+        this.clock = ctx.clock();
+        this.reclaims = ctx.agent() == 0 ? ctx.registry() : null;
         this.severalAgents = ctx.config().agents() > 1;
         this.threadName = "tcpx4j-agent-" + ctx.name() + (severalAgents ? "-" + ctx.agent() : "");
         this.directory = new PeerDirectory(ctx, notifications, readiness);
@@ -299,11 +309,11 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     private int cycle() {
         dutyCycles++;
         int work = commands.runAll();
-        long now = ctx.now();
+        long now = clock.nanoTime();
         if (acceptDue || now - lastAccept >= ACCEPT_POLL_NANOS) {
             acceptDue = false;
             lastAccept = now;
-            work += listener == null ? 0 : listener.acceptInto(directory::accepted, ctx.name());
+            work += listener == null ? 0 : listener.acceptInto(directory::accepted, engineName);
         }
         work += directory.doWork(now);
         if (severalAgents) {
@@ -311,8 +321,8 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         }
         if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
             lastHousekeeping = now;
-            if (ctx.agent() == 0) {
-                work += ctx.registry().reclaim();
+            if (reclaims != null) {
+                work += reclaims.reclaim();
             }
             work += directory.housekeeping(now);
         }
