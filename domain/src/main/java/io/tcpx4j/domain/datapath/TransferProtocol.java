@@ -215,9 +215,10 @@ public final class TransferProtocol implements ChunkMover.Completions {
             REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} ({3})",
                     engineName, w.xfer(), peerName, refusal);
         } else {
+            long bytes = w.data().remaining(); // as many as its ranges hold: checked when the frame was read
             scatter(w.data(), w.addresses(), w.lengths());
             LocalRegion.releaseAll(regions);
-            traffic.wrote(ChunkPlan.total(w.lengths()));
+            traffic.wrote(bytes);
             if (w.notification() != null) {
                 deliver.accept(w.notification());
             }
