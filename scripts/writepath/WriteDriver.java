@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>It compiles against the api of any revision that has {@code io.tcpx4j.api.TransferEngine}; how an
  * engine is built differs between revisions and is done by reflection: {@code TransferEngines.create} where
- * the inject module has it, else Guice's {@code EngineModule} and {@code EngineLifecycle} with the domain's
+ * the api module (or, earlier, the inject module) has it, else Guice's {@code EngineModule} and {@code EngineLifecycle} with the domain's
  * {@code EngineConfig}. Each engine is built on a thread of its own thread group, named after the engine,
  * so the threads it starts (its agent, its transport's I/O loops) carry that group and WritePath can tell
  * the engines apart.
@@ -142,12 +142,16 @@ public final class WriteDriver {
             if (has(loopback.getClass(), "withCallerDrives")) {
                 loopback = call(loopback, "withCallerDrives", callerDrives);
             }
-            if (exists("io.tcpx4j.inject.TransferEngines")) {
+            // the plain factory: in api (transport typed as api's Transport), earlier in inject (NetTransport)
+            String factory = exists("io.tcpx4j.api.TransferEngines") ? "io.tcpx4j.api.TransferEngines"
+                    : exists("io.tcpx4j.inject.TransferEngines") ? "io.tcpx4j.inject.TransferEngines" : null;
+            if (factory != null) {
                 Object config = configure(Class.forName("io.tcpx4j.api.EngineConfig"), name, inlineLimit);
                 Class<?> transportType = Class.forName("io.tcpx4j.transport.loopback.LoopbackTransport");
                 Object transport = transportType.getConstructor(loopback.getClass()).newInstance(loopback);
-                Method create = Class.forName("io.tcpx4j.inject.TransferEngines").getMethod("create",
-                        config.getClass(), Class.forName("io.tcpx4j.domain.port.out.NetTransport"));
+                Method create = Class.forName(factory).getMethod("create", config.getClass(),
+                        Class.forName(factory.startsWith("io.tcpx4j.api.") ? "io.tcpx4j.api.Transport"
+                                : "io.tcpx4j.domain.port.out.NetTransport"));
                 TransferEngine engine = (TransferEngine) create.invoke(null, config, transport);
                 return new Engines(engine, engine);
             }

@@ -11,6 +11,8 @@ import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.idle.IdleWait;
 import io.tcpx4j.domain.peer.EngineContext;
 import io.tcpx4j.domain.peer.PeerDirectory;
+import io.tcpx4j.domain.port.out.Clock;
+import io.tcpx4j.domain.registration.RegionRegistry;
 import io.tcpx4j.domain.transfer.PostedTransfer;
 import io.tcpx4j.domain.port.out.Capability;
 import org.agrona.concurrent.Agent;
@@ -48,10 +50,17 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     public final CommandQueue commands;
     public final PeerDirectory directory;
     private final EngineContext ctx;
+    // what the duty cycle needs of the context, taken once
+    private final String engineName;
+    private final Clock clock;
+    /** The registry whose deregistered regions this agent reclaims in housekeeping: agent 0's; null on the others. */
+    private final RegionRegistry reclaims;
     private final String threadName;
     private final IdleSelector readiness = new IdleSelector();
     private final long maxBlockMillis;
     private final long spinNanos;
+    /** Whether the engine runs more than one agent ({@code EngineConfig.agents()}). */
+    private final boolean severalAgents;
     /**
      * Whether the transport and the unpacker announce every event that moves requests on (a completion
      * wakes the driver, and no batch is left to poll), so that a driver may block while requests are out.
@@ -86,7 +95,11 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         this.ctx = ctx;
         this.commands = commands;
         this.onShutdown = onShutdown;
-        this.threadName = "tcpx4j-agent-" + ctx.name() + (ctx.config().agents() > 1 ? "-" + ctx.agent() : "");
+        this.engineName = ctx.name();
+        this.clock = ctx.clock();
+        this.reclaims = ctx.agent() == 0 ? ctx.registry() : null;
+        this.severalAgents = ctx.config().agents() > 1;
+        this.threadName = "tcpx4j-agent-" + ctx.name() + (severalAgents ? "-" + ctx.agent() : "");
         this.directory = new PeerDirectory(ctx, notifications, readiness);
         this.maxBlockMillis = Math.min(MAX_BLOCK_MILLIS, Math.max(1, ctx.config().heartbeat().toMillis() / 2));
         this.spinNanos = ctx.config().progress().spin().toNanos();
@@ -119,7 +132,7 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     public void start() {
         commands.wakeWith(readiness::wake);
         if (ctx.transport().capabilities().contains(Capability.PROGRESS_WAKEUPS)) {
-            stopWakes = ctx.transport().wakeOnProgress(ctx.config().agents() == 1 ? readiness::wake : () -> {
+            stopWakes = ctx.transport().wakeOnProgress(!severalAgents ? readiness::wake : () -> {
                 if (awaitsTransport) {
                     readiness.wake();
                 }
@@ -296,20 +309,20 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     private int cycle() {
         dutyCycles++;
         int work = commands.runAll();
-        long now = ctx.now();
+        long now = clock.nanoTime();
         if (acceptDue || now - lastAccept >= ACCEPT_POLL_NANOS) {
             acceptDue = false;
             lastAccept = now;
-            work += listener == null ? 0 : listener.acceptInto(directory::accepted, ctx.name());
+            work += listener == null ? 0 : listener.acceptInto(directory::accepted, engineName);
         }
         work += directory.doWork(now);
-        if (ctx.config().agents() > 1) {
+        if (severalAgents) {
             awaitsTransport = !directory.quiet(false);
         }
         if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
             lastHousekeeping = now;
-            if (ctx.agent() == 0) {
-                work += ctx.registry().reclaim();
+            if (reclaims != null) {
+                work += reclaims.reclaim();
             }
             work += directory.housekeeping(now);
         }

@@ -49,6 +49,11 @@ public final class ChunkMover {
     private final Set<RegistrationGroup> registered = Collections.newSetFromMap(new IdentityHashMap<>());
     /** The registry's retirement count when this pipeline last dropped its registrations of retired groups. */
     private long retirementsSeen;
+    /**
+     * Chunks taken from a plan and not retired yet: gathered and waiting to be posted, or on the transport
+     * (what the rings hold). Counted here so that a pass with nothing queued and nothing out reads no ring.
+     */
+    private int chunksOut;
 
     public ChunkMover(NetTransport transport, ScatterGather unpacker, RegionRegistry registry, DataChannels channels,
                          EngineConfig cfg) {
@@ -72,15 +77,18 @@ public final class ChunkMover {
 
     /**
      * One pass over the transport: completions first (the last chunk of a plan reported to
-     * {@code completions}), so that freed slots are posted again at once.
+     * {@code completions}), so that freed slots are posted again at once. Registrations of groups retired
+     * since the last pass are dropped first, whether or not anything moves; with nothing queued and nothing
+     * on the transport that is all a pass does.
      */
     public int progress(Completions completions) {
-        if (!channels.isReady()) {
-            return 0;
-        }
-        if (registry.retirements() != retirementsSeen) {
+        // a group is registered only on posting, so an empty set has nothing to drop
+        if (!registered.isEmpty() && registry.retirements() != retirementsSeen) {
             retirementsSeen = registry.retirements();
             channels.dropRetired(registered);
+        }
+        if (quiet() || !channels.isReady()) {
+            return 0;
         }
         int work = testSends(completions);
         work += testReceives();
@@ -111,7 +119,7 @@ public final class ChunkMover {
                 if (req == null) {
                     break;
                 }
-                ring.add(direction.gathered.headPlan(), req, staged);
+                ring.add(direction.gathered.headPlan(), req, staged); // counted in chunksOut when gathered
                 direction.gathered.poll();
                 direction.advance(channels.size());
                 work++;
@@ -180,6 +188,7 @@ public final class ChunkMover {
             } else {
                 ring.add(op, req, address, region.range.kind(), -1, 0, 0);
             }
+            chunksOut++;
             op.advance();
             direction.advance(channels.size());
             work++;
@@ -210,6 +219,7 @@ public final class ChunkMover {
                 to += len;
             }
             direction.gathered.add(op, staged, op.nextLength());
+            chunksOut++;
             op.advance();
             n++;
         }
@@ -267,6 +277,7 @@ public final class ChunkMover {
                     out.give(staged);
                 }
                 SendPlan op = (SendPlan) ch.tx.retireUntested();
+                chunksOut--;
                 work++;
                 if (op.chunkCompleted()) {
                     completions.sent(op);
@@ -353,6 +364,7 @@ public final class ChunkMover {
                     in.give(staged);
                 }
                 ReceivePlan op = (ReceivePlan) ch.rx.retire();
+                chunksOut--;
                 work++;
                 if (op.chunkCompleted()) {
                     completions.received(op);
@@ -364,8 +376,7 @@ public final class ChunkMover {
 
     /** Whether nothing is on the transport or waiting to be posted. */
     public boolean quiet() {
-        return out.queue.isEmpty() && in.queue.isEmpty() && out.gathered.isEmpty()
-                && channels.outstandingRequests() == 0;
+        return out.queue.isEmpty() && in.queue.isEmpty() && chunksOut == 0;
     }
 
     /**

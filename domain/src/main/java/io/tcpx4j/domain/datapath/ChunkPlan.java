@@ -229,11 +229,6 @@ class ChunkPlan {
         return ++completed == chunks;
     }
 
-    /** Counts every chunk completed at once (the bytes travelled inside the announcing frame). */
-    final void allChunksCompleted() {
-        completed = chunks;
-    }
-
     /** Whether the chunks are drained into a discard buffer instead of this plan's regions. */
     final boolean discards() {
         return discards;

@@ -64,6 +64,9 @@ public final class TransferProtocol implements ChunkMover.Completions {
     private final String engineName;
     private final String peerName;
     private final EngineConfig cfg;
+    /** The configuration's chunk size and inline limit, read per transfer. */
+    private final int chunkSize;
+    private final int inlineLimit;
     private final RegionRegistry registry;
     private final FrameWriter writer;
     private final Consumer<byte[]> deliver;
@@ -72,7 +75,10 @@ public final class TransferProtocol implements ChunkMover.Completions {
     private final DataChannels channels;
     private final ChunkMover pipeline;
     private final ScatterGather unpacker;
+    /** Chunked WRITEs this side sends, until every chunk was sent and the WRITE_ACK came. */
     private final Map<Long, SendPlan> awaitingAck = new HashMap<>();
+    /** Inline WRITEs (their bytes left with the frame), until the WRITE_ACK comes. */
+    private final Map<Long, Post> awaitingInlineAck = new HashMap<>();
     private final Map<Long, Post> awaitingData = new HashMap<>();
     private final Set<ChunkPlan> live = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Largest WRITE sent inline: the lower of both sides' limits (a target many peers write into lowers its own). */
@@ -91,6 +97,8 @@ public final class TransferProtocol implements ChunkMover.Completions {
         this.writeInlineLimit = Math.min(cfg.inlineLimit(), peerInlineLimit);
         this.peerName = peerName;
         this.cfg = cfg;
+        this.chunkSize = cfg.chunkSize();
+        this.inlineLimit = cfg.inlineLimit();
         this.registry = registry;
         this.writer = writer;
         this.deliver = deliver;
@@ -152,11 +160,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
         if (p.write()) {
             writer.writeInline(p.xfer().id, p.notification(), p.remoteAddresses(), p.lengths(), n,
                     p.localAddresses(), (int) p.xfer().bytes);
-            SendPlan op = new SendPlan(p.xfer(), p.xfer().id, p.localAddresses(), p.lengths(), p.regions(), cfg.chunkSize(),
-                    Packing.NONE);
-            op.allChunksCompleted(); // the bytes left with the frame
-            awaitingAck.put(op.xferId, op);
-            live.add(op);
+            awaitingInlineAck.put(p.xfer().id, p);
         } else {
             writer.readInline(p.xfer().id, p.packing().limit(), p.packing().chunk(), p.remoteAddresses(), p.lengths(),
                     n);
@@ -186,6 +190,12 @@ public final class TransferProtocol implements ChunkMover.Completions {
     }
 
     private void onWriteAck(ControlFrame.WriteAck a) {
+        Post inline = awaitingInlineAck.remove(a.xfer());
+        if (inline != null) {
+            inline.releaseRegions();
+            endWrite(inline.xfer(), RefusalCode.ofWire(a.status()));
+            return;
+        }
         SendPlan op = awaitingAck.get(a.xfer());
         if (op == null || !op.ack(RefusalCode.ofWire(a.status()))) {
             throw disconnect("WRITE_ACK for unknown transfer " + a.xfer());
@@ -205,9 +215,10 @@ public final class TransferProtocol implements ChunkMover.Completions {
             REFUSALS.log(System.Logger.Level.WARNING, "{0}: refused WRITE {1} from {2} ({3})",
                     engineName, w.xfer(), peerName, refusal);
         } else {
+            long bytes = w.data().remaining(); // as many as its ranges hold: checked when the frame was read
             scatter(w.data(), w.addresses(), w.lengths());
             LocalRegion.releaseAll(regions);
-            traffic.wrote(ChunkPlan.total(w.lengths()));
+            traffic.wrote(bytes);
             if (w.notification() != null) {
                 deliver.accept(w.notification());
             }
@@ -227,7 +238,7 @@ public final class TransferProtocol implements ChunkMover.Completions {
             return;
         }
         long total = ChunkPlan.total(lengths);
-        if (inlineOk && total <= cfg.inlineLimit() && LocalRegion.allHost(regions)) {
+        if (inlineOk && total <= inlineLimit && LocalRegion.allHost(regions)) {
             writer.readReply(xfer, addresses, lengths, lengths.length, (int) total);
             LocalRegion.releaseAll(regions);
             traffic.served(total);
@@ -251,8 +262,8 @@ public final class TransferProtocol implements ChunkMover.Completions {
      * the channels are busy anyway and smaller chunks only add per-chunk work.
      */
     private int sendChunk(long[] lengths, Packing packing) {
-        return pipeline.sendsIdle() ? ChunkPlan.spreadChunk(lengths, cfg.chunkSize(), packing, channels.size())
-                : cfg.chunkSize();
+        return pipeline.sendsIdle() ? ChunkPlan.spreadChunk(lengths, chunkSize, packing, channels.size())
+                : chunkSize;
     }
 
     private void onReadData(ControlFrame.ReadData d) {
@@ -332,10 +343,15 @@ public final class TransferProtocol implements ChunkMover.Completions {
         awaitingAck.remove(op.xferId);
         live.remove(op);
         op.releaseRegions();
-        if (op.ackStatus() == RefusalCode.NONE) {
-            op.xfer.succeed();
+        endWrite(op.xfer, op.ackStatus());
+    }
+
+    /** Ends a WRITE whose pins were released, as its WRITE_ACK's {@code status} says. */
+    private void endWrite(PostedTransfer x, RefusalCode status) {
+        if (status == RefusalCode.NONE) {
+            x.succeed();
         } else {
-            op.xfer.fail(new TransferException(op.ackStatus().code(),
+            x.fail(new TransferException(status.code(),
                     "peer " + peerName + " refused the WRITE (a remote range is outside its registered memory?)"));
         }
     }
@@ -378,14 +394,19 @@ public final class TransferProtocol implements ChunkMover.Completions {
             p.releaseRegions();
             p.xfer().fail(reason);
         }
+        for (Post p : awaitingInlineAck.values()) {
+            p.releaseRegions();
+            p.xfer().fail(reason);
+        }
         awaitingData.clear();
+        awaitingInlineAck.clear();
         awaitingAck.clear();
         pipeline.close();
     }
 
-    /** Transfers in flight (announced or awaiting their data); a racy read from any thread. */
+    /** Transfers in flight (announced, awaiting their data or an inline WRITE's ack); a racy read from any thread. */
     public int liveOps() {
-        return live.size() + awaitingData.size();
+        return live.size() + awaitingData.size() + awaitingInlineAck.size();
     }
 
     private static TransferException disconnect(String message) {

@@ -52,6 +52,10 @@ final class Connection {
     private State state;
     private long peerIncarnation;
 
+    // the configuration's timeouts in nanoseconds, read every cycle
+    private final long peerTimeoutNanos;
+    private final long heartbeatNanos;
+    private final long connectTimeoutNanos;
     private final long startedNanos;
     private long lastRecvNanos;
     private long lastSendNanos;
@@ -61,6 +65,8 @@ final class Connection {
     private int dataWork;
     // set once on the agent when the handshake is done; stats() reads channels racily
     private DataChannels channels;
+    /** Whether every data channel is up ({@link DataChannels#isReady}), kept here: each cycle asks. */
+    private boolean channelsUp;
     private ChunkMover pipeline;
     private TransferProtocol data;
     private boolean failed;
@@ -77,6 +83,9 @@ final class Connection {
                 : Handshake.acceptor(ctx.identity());
         this.peerName = peerName;
         this.state = dialer ? State.CONNECTING : State.AWAIT_HELLO;
+        this.peerTimeoutNanos = cfg.peerTimeout().toNanos();
+        this.heartbeatNanos = cfg.heartbeat().toNanos();
+        this.connectTimeoutNanos = cfg.connectTimeout().toNanos();
         this.startedNanos = ctx.now();
         this.lastRecvNanos = startedNanos;
         this.lastSendNanos = startedNanos;
@@ -122,7 +131,7 @@ final class Connection {
         return switch (state) {
             case CLOSED, CONNECTING -> true;
             case AWAIT_HELLO, AWAIT_PROOF, HELLO_SENT, PROOF_SENT -> control.settled();
-            case ESTABLISHED -> control.settled() && (transportSignals || channels.isReady() && pipeline.quiet());
+            case ESTABLISHED -> control.settled() && (transportSignals || channelsUp && pipeline.quiet());
         };
     }
 
@@ -176,11 +185,12 @@ final class Connection {
     }
 
     private int setUpChannels(long now) {
-        if (channels.isReady()) {
+        if (channelsUp) {
             return 0;
         }
         int work = channels.setUp(ctx.name(), peerName);
         if (channels.isReady()) {
+            channelsUp = true;
             lastRecvNanos = now; // the peer's silence is measured from when the channels are up
         }
         return work;
@@ -215,16 +225,16 @@ final class Connection {
     }
 
     private int checkTimeouts(long now) {
-        if (state == State.ESTABLISHED && channels.isReady()) {
-            if (now - lastRecvNanos > cfg.peerTimeout().toNanos()) {
+        if (state == State.ESTABLISHED && channelsUp) {
+            if (now - lastRecvNanos > peerTimeoutNanos) {
                 fail(disconnect("peer " + peerName() + " silent for " + cfg.peerTimeout().toMillis() + " ms", null));
                 return 1;
             }
-            if (now - lastSendNanos > cfg.heartbeat().toNanos() && writer.isEmpty()) {
+            if (now - lastSendNanos > heartbeatNanos && writer.isEmpty()) {
                 writer.ping();
                 return 1;
             }
-        } else if (now - startedNanos > cfg.connectTimeout().toNanos()) {
+        } else if (now - startedNanos > connectTimeoutNanos) {
             fail(disconnect("connection to " + peerName() + " not up after "
                     + cfg.connectTimeout().toMillis() + " ms (state " + state + ")", null));
             return 1;
