@@ -7,7 +7,8 @@
 #            (ITERS iterations, default 4000, the first 4 KiB row discarded as JIT warm-up) and 64 KiB x 64,
 #            unpinned and pinned to 2 CPUs; then tcp_pingpong.py (4 KiB) unpinned and pinned
 #     two    the same rows between two processes (serve + bench --role initiator) per variant
-#     idle   every variant's `serve` at once, idle, CPU time from /proc over IDLE_S seconds (default 60)
+#     idle   every variant's `serve` at once, idle, CPU time from /proc over IDLE_S seconds (default 60), from
+#            IDLE_SETTLE seconds (default 15) after the start
 #     raw    EngineVsRawBench per variant (RAW_ROUNDS rounds, default 7, after 2 warm-up)
 #     jmh    ChunkPathBench.chunk per variant (JMH, 2 forks, 5 warm-up and 8 measured iterations of 1 s)
 #     kv     ROUNDS rounds of the KV-cache-shaped rows (16 KiB x 256, 32 KiB x 128, 64 KiB x 64,
@@ -92,7 +93,7 @@ idle)
     $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
     pids="$pids $v:$!"
   done
-  sleep 5
+  sleep "${IDLE_SETTLE:-15}"   # past serve's start-up warm-up
   declare -A t0
   for pv in $pids; do p=${pv#*:}; t0[$p]=$(awk '{print $14+$15}' /proc/$p/stat); done
   sleep "${IDLE_S:-60}"
