@@ -4,10 +4,14 @@ import io.tcpx4j.api.TransferException;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 
+import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
+import static jcuda.driver.JCudaDriver.cuCtxGetCurrent;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
@@ -21,9 +25,17 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
  * contexts are the ones the CUDA runtime (PyTorch, NCCL, the TCPX plugin) uses too, so memory and
  * events are shared with them instead of living in a private context they cannot see.
  *
+ * <p>Every two retained contexts get peer access to each other's memory where their GPUs allow it: an
+ * engine's unpack kernel runs on one GPU and scatters into, and gathers from, buffers on whichever GPU
+ * holds them, and a kernel faults on another GPU's addresses unless its context has peer access to that
+ * GPU's. It is left on when the contexts are released (it belongs to the primary contexts, which other
+ * holders may share; it ends with them).
+ *
  * <p>Thread-safe.
  */
 final class Contexts implements AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(Contexts.class.getName());
 
     private final CUdevice[] devices;
     private final CUcontext[] contexts;
@@ -95,8 +107,48 @@ final class Contexts implements AutoCloseable {
             CudaCheck.check(cuDevicePrimaryCtxRetain(ctx, dev), "cuDevicePrimaryCtxRetain");
             devices[device] = dev;
             contexts[device] = ctx;
+            for (int other = 0; other < contexts.length; other++) {
+                if (other != device && contexts[other] != null) {
+                    connectPeers(device, other);
+                }
+            }
         }
         return contexts[device];
+    }
+
+    /** Peer access both ways between two retained contexts; the calling thread's current context is kept. */
+    private void connectPeers(int a, int b) {
+        CUcontext current = new CUcontext();
+        CudaCheck.check(cuCtxGetCurrent(current), "cuCtxGetCurrent");
+        try {
+            enablePeerAccess(a, b);
+            enablePeerAccess(b, a);
+        } finally {
+            CudaCheck.check(cuCtxSetCurrent(current), "cuCtxSetCurrent");
+        }
+    }
+
+    /**
+     * Lets kernels of GPU {@code from} reach the memory of GPU {@code to}, where the GPUs can. Where they
+     * cannot, or the driver refuses, access stays off and a transfer that needs it fails in its kernel;
+     * transfers whose buffers are all on the unpack kernel's GPU need none.
+     */
+    private void enablePeerAccess(int from, int to) {
+        int[] can = {0};
+        CudaCheck.check(cuDeviceCanAccessPeer(can, devices[from], devices[to]), "cuDeviceCanAccessPeer");
+        if (can[0] == 0) {
+            LOG.log(System.Logger.Level.WARNING, "GPU {0} cannot reach the memory of GPU {1} (no peer access):"
+                    + " transfers whose unpack kernel runs on GPU {0} cannot use buffers on GPU {1}", from, to);
+            return;
+        }
+        CudaCheck.check(cuCtxSetCurrent(contexts[from]), "cuCtxSetCurrent");
+        int result = cuCtxEnablePeerAccess(contexts[to], 0);
+        if (result != CUresult.CUDA_SUCCESS && result != CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+            LOG.log(System.Logger.Level.WARNING, "peer access from GPU {0} to GPU {1} refused: {2}", from, to,
+                    CUresult.stringFor(result));
+        } else {
+            LOG.log(System.Logger.Level.DEBUG, "peer access from GPU {0} to GPU {1}", from, to);
+        }
     }
 
     /** Lock-free: polling threads must not queue behind a thread making a context current or creating a stream. */
