@@ -37,14 +37,47 @@ final class Backends {
     }
 
     /**
-     * What one engine runs on and the meters it records into ({@code metrics}: null for none); its warm-up
-     * travels in its configuration.
+     * This host's GPUs through the CUDA driver (JCuda): the count the driver reports, and cuda-unpack's
+     * device memory with the unpack kernel on the GPU asked for. Nothing loads until first asked.
      */
-    record Spec(TransportKind transport, MemoryKind memory, String bindHost, CliMetrics metrics) {
+    static final GpuHost CUDA = new GpuHost() {
+        @Override
+        public int count() {
+            // loads JCuda's native library and calls cuInit; failures are reported, never fatal
+            return Cuda.isAvailable() ? Cuda.deviceCount() : 0;
+        }
+
+        @Override
+        public String unavailable() {
+            return Cuda.isAvailable() ? null : Main.shortCause(Cuda.unavailabilityCause());
+        }
+
+        @Override
+        public Module module(int device) {
+            return new CudaUnpackModule(device);
+        }
+    };
+
+    /**
+     * What one engine runs on and the meters it records into ({@code metrics}: null for none); its warm-up
+     * travels in its configuration. With GPU memory, {@code gpus} provides it and the engine's unpack
+     * kernel runs on GPU {@code device} (the first of the GPUs its buffers are on).
+     */
+    record Spec(TransportKind transport, MemoryKind memory, String bindHost, CliMetrics metrics, GpuHost gpus,
+                int device) {
         Spec {
             Objects.requireNonNull(transport, "transport");
             Objects.requireNonNull(memory, "memory");
             Objects.requireNonNull(bindHost, "bindHost");
+            Objects.requireNonNull(gpus, "gpus");
+            if (device < 0) {
+                throw new IllegalArgumentException("negative GPU ordinal " + device);
+            }
+        }
+
+        /** An engine on this host's CUDA GPUs, unpacking on GPU 0. */
+        Spec(TransportKind transport, MemoryKind memory, String bindHost, CliMetrics metrics) {
+            this(transport, memory, bindHost, metrics, CUDA, 0);
         }
 
         /** An engine without meters. */
@@ -59,13 +92,23 @@ final class Backends {
      * starts, {@link Node#start}).
      */
     static void checkAvailable(TransportKind transport, MemoryKind memory) {
+        checkAvailable(transport, memory, CUDA);
+    }
+
+    /** As {@link #checkAvailable(TransportKind, MemoryKind)}, with GPU memory from {@code gpus}. */
+    static void checkAvailable(TransportKind transport, MemoryKind memory, GpuHost gpus) {
         Objects.requireNonNull(transport, "transport");
         if (memory == MemoryKind.VRAM) {
-            // loads JCuda's native library and calls cuInit; failures are reported, never fatal
-            if (!Cuda.isAvailable()) {
-                throw new Unavailable("--mem vram is not available on this host: CUDA is not usable ("
-                        + Main.shortCause(Cuda.unavailabilityCause()) + "); use --mem dram, or run 'tcpx4j doctor --mem vram'");
-            }
+            requireGpus(gpus);
+        }
+    }
+
+    /** Fails with {@link Unavailable} unless GPU memory is usable on this host. */
+    static void requireGpus(GpuHost gpus) {
+        String why = gpus.unavailable();
+        if (why != null) {
+            throw new Unavailable("--mem vram is not available on this host: CUDA is not usable (" + why
+                    + "); use --mem dram, or run 'tcpx4j doctor --mem vram'");
         }
     }
 
@@ -83,7 +126,7 @@ final class Backends {
      * engine chunk is one plugin scheduling unit.
      */
     static Module transportModule(Spec spec, int chunkSize) {
-        checkAvailable(spec.transport(), spec.memory());
+        checkAvailable(spec.transport(), spec.memory(), spec.gpus());
         Module module = switch (spec.transport()) {
             case LOOPBACK -> new LoopbackTransportModule(loopbackConfig(spec.bindHost()));
             case TCPX -> new TcpxTransportModule(TcpxOptions.defaults().withDynamicChunkSize(chunkSize));
@@ -116,13 +159,14 @@ final class Backends {
 
     /**
      * The whole composition of one engine's injector: {@code EngineModule}, the transport module and,
-     * for {@code --mem vram}, cuda-unpack (CUDA device memory and the unpack kernel on GPU 0).
+     * for {@code --mem vram}, the GPUs' module (cuda-unpack: CUDA device memory on every GPU and the unpack
+     * kernel on the spec's GPU).
      */
     static Module compose(EngineConfig config, Spec spec) {
         Module transport = transportModule(spec, config.chunkSize());
         Module engine = new EngineModule(config);
         if (spec.memory() == MemoryKind.VRAM) {
-            return Modules.combine(engine, transport, new CudaUnpackModule(0));
+            return Modules.combine(engine, transport, spec.gpus().module(spec.device()));
         }
         return Modules.combine(engine, transport);
     }

@@ -56,6 +56,7 @@ final class BenchCommand implements Callable<Integer> {
     enum Role { INITIATOR, TARGET }
 
     private final Io io;
+    private final GpuHost gpus;
 
     @Spec
     CommandSpec spec;
@@ -68,6 +69,9 @@ final class BenchCommand implements Callable<Integer> {
 
     @Mixin
     FleetOptions fleet;
+
+    @Mixin
+    DeviceOptions devices;
 
     @Option(names = "--op", paramLabel = "read|write", defaultValue = "write",
             description = "write: the initiator pushes into the target; read: it pulls. Default: ${DEFAULT-VALUE}.")
@@ -199,6 +203,10 @@ final class BenchCommand implements Callable<Integer> {
 
     /** The channels the connection runs on, once the target is known; 0 before. */
     private int agreedChannels;
+    /** The GPUs of a remote target's buffers, once it welcomed the run; null before or for host memory. */
+    private List<Integer> remoteTargetDevices;
+    /** What {@code --role target} offers its run, from {@link #settings()}. */
+    private TargetServer.Offer offer = TargetServer.Offer.HOST;
 
     /** Prints each finished row (table output); a no-op for --json. */
     private java.util.function.Consumer<BenchRow> onRow = r -> { };
@@ -210,8 +218,10 @@ final class BenchCommand implements Callable<Integer> {
     /** The busy loops of the run in progress ({@code --busy}). */
     private BusyLoops loops;
 
-    BenchCommand(Io io) {
+    /** @param gpus this host's GPUs ({@link Backends#CUDA}; tests substitute a double) */
+    BenchCommand(Io io, GpuHost gpus) {
         this.io = io;
+        this.gpus = gpus;
     }
 
     @Override
@@ -219,10 +229,10 @@ final class BenchCommand implements Callable<Integer> {
         Logs.configure(engine.verbose, io.err());
         BenchSettings settings = settings();
         if (role != Role.TARGET) {
-            Backends.checkAvailable(settings.transport(), settings.initiatorMemory());
+            Backends.checkAvailable(settings.transport(), settings.initiatorMemory(), gpus);
         }
         if (role != Role.INITIATOR) {
-            Backends.checkAvailable(settings.transport(), settings.targetMemory());
+            Backends.checkAvailable(settings.transport(), settings.targetMemory(), gpus);
         }
         if (role != Role.TARGET) {
             checkHostMemory(settings);
@@ -277,7 +287,7 @@ final class BenchCommand implements Callable<Integer> {
         Logs.Held warnings = engine.verbose ? null : Logs.hold();
         try {
             if (fleet.enabled()) {
-                rows = FleetBench.run(settings, engine, fleet, peerWait, onRow, () -> stoppedBy != 0, io.err());
+                rows = FleetBench.run(settings, engine, gpus, fleet, peerWait, onRow, () -> stoppedBy != 0, io.err());
             } else if (role == Role.INITIATOR) {
                 rows = runInitiator(settings, progress);
             } else {
@@ -319,6 +329,9 @@ final class BenchCommand implements Callable<Integer> {
     private BenchReport.Settings reportSettings(BenchSettings settings) {
         BenchReport.Settings s = BenchReport.Settings.of(settings, peer == null ? null : peer.toString())
                 .withBusy(loops.count(), loops.cpus());
+        if (remoteTargetDevices != null) {
+            s = s.withTargetDevices(remoteTargetDevices);
+        }
         return agreedChannels > 0 ? s.withChannels(agreedChannels) : s;
     }
 
@@ -386,6 +399,9 @@ final class BenchCommand implements Callable<Integer> {
         try {
             Integer offered = handle.channels();
             agreedChannels = offered == null ? s.channels() : Math.min(s.channels(), offered);
+            if (s.mode() == BenchSettings.Mode.INITIATOR && s.targetMemory() == MemoryKind.VRAM) {
+                remoteTargetDevices = handle.buffers().buffers().stream().map(b -> b.device()).toList();
+            }
             if (baseline()) {
                 raw = handle.rawBaseline(baselineSockets(s), s.chunkSize());
             }
@@ -424,13 +440,34 @@ final class BenchCommand implements Callable<Integer> {
         }
         BenchSettings.Mode mode = fleet.enabled() ? BenchSettings.Mode.FLEET : role == null ? BenchSettings.Mode.EMBEDDED
                 : role == Role.INITIATOR ? BenchSettings.Mode.INITIATOR : BenchSettings.Mode.TARGET;
-        return new BenchSettings(engine.transport, mode, op,
-                initiatorSegType != null ? initiatorSegType : engine.memory,
-                targetSegType != null ? targetSegType : engine.memory, blockSizes, batchSizes,
+        MemoryKind initiatorMemory = initiatorSegType != null ? initiatorSegType : engine.memory;
+        MemoryKind targetMemory = targetSegType != null ? targetSegType : engine.memory;
+        DeviceOptions.Resolved gpu = devices(mode, initiatorMemory, targetMemory);
+        if (mode == BenchSettings.Mode.TARGET && targetMemory == MemoryKind.VRAM) {
+            offer = new TargetServer.Offer(gpu.target(), gpu.targetRequired());
+        }
+        return new BenchSettings(engine.transport, mode, op, initiatorMemory, targetMemory, blockSizes, batchSizes,
                 iterations == null ? 0 : iterations, warmup == null ? -1 : warmup,
                 warmupSeconds != null ? warmupSeconds : DEFAULT_WARMUP_SECONDS, warmupSeconds == null,
                 checkConsistency, engine.channels, (int) engine.chunkSize, engine.bind,
-                progressMode == Driver.CALLER, layout == Layout.REVERSED, threads, depth);
+                progressMode == Driver.CALLER, layout == Layout.REVERSED, threads, depth, gpu.initiator(),
+                mode == BenchSettings.Mode.TARGET ? List.of() : gpu.target(), gpu.targetCount());
+    }
+
+    /** The GPUs of each side ({@link DeviceOptions}); a bad device flag is a bad flag (exit 2). */
+    private DeviceOptions.Resolved devices(BenchSettings.Mode mode, MemoryKind initiatorMemory,
+                                           MemoryKind targetMemory) {
+        int minBatch = batchSizes.stream().mapToInt(Integer::intValue).min().orElse(1);
+        DeviceOptions.Run run = mode == BenchSettings.Mode.FLEET
+                ? new DeviceOptions.Run(mode, initiatorMemory, targetMemory, minBatch, fleet.fewestPeers(true),
+                        fleet.fewestPeers(false), "target", "initiator")
+                : new DeviceOptions.Run(mode, initiatorMemory, targetMemory, minBatch, threads * depth,
+                        threads * depth, "transfer slot", "transfer slot");
+        try {
+            return devices.resolve(run, gpus);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
     }
 
     private String flagProblem() {
@@ -496,10 +533,11 @@ final class BenchCommand implements Callable<Integer> {
 
     private List<BenchRow> runEmbedded(BenchSettings s, Progress progress) throws InterruptedException {
         String bind = s.bindHost() != null ? s.bindHost() : "127.0.0.1";
-        try (Node target = Node.start(engine.engineConfig("bench-target", bind), spec(s.targetMemory(), bind));
+        try (Node target = Node.start(engine.engineConfig("bench-target", bind),
+                spec(s.targetMemory(), bind, s.targetDevices()));
              Node initiator = Node.start(engine.engineConfig("bench-initiator", bind, progressMode),
-                     spec(s.initiatorMemory(), bind));
-             TargetHandle handle = new TargetHandle.Local(target, s.bufferBytes())) {
+                     spec(s.initiatorMemory(), bind, s.initiatorDevices()));
+             TargetHandle handle = new TargetHandle.Local(target, s.targetDevices(), s.targetBufferBytes())) {
             return run(s, initiator, handle, progress);
         }
     }
@@ -510,10 +548,10 @@ final class BenchCommand implements Callable<Integer> {
             String bind = s.bindHost() != null ? s.bindHost() : dial.localAddress().getHostAddress();
             String name = "bench-initiator-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
             try (Node initiator = Node.start(engine.engineConfig(name, bind, progressMode),
-                    spec(s.initiatorMemory(), bind));
-                 OobClient handle = dial.open(name, initiator.engine().connInfo(), s.bufferBytes(),
+                    spec(s.initiatorMemory(), bind, s.initiatorDevices()));
+                 OobClient handle = dial.open(name, initiator.engine().connInfo(), s.targetBufferBytes(),
                          s.targetMemory().name().toLowerCase(java.util.Locale.ROOT), s.transport().label(),
-                         oob.timeout, oob.pingInterval())) {
+                         oob.timeout, oob.pingInterval(), s.targetDeviceCount())) {
                 try {
                     return run(s, initiator, handle, progress);
                 } catch (RuntimeException e) {
@@ -536,12 +574,13 @@ final class BenchCommand implements Callable<Integer> {
         java.nio.channels.ServerSocketChannel socket = TargetServer.bind(at);
         Node node;
         try {
-            node = Node.start(engine.engineConfig("bench-target", bind), spec(s.targetMemory(), bind));
+            node = Node.start(engine.engineConfig("bench-target", bind), spec(s.targetMemory(), bind, offer.gpus()));
         } catch (RuntimeException | Error e) {
             socket.close();
             throw e;
         }
-        try (node; TargetServer server = new TargetServer(node, s.transport(), socket, oob, engine.procfs, io.err())) {
+        try (node; TargetServer server = new TargetServer(node, offer, s.transport(), socket, oob, engine.procfs,
+                io.err())) {
             if (loops.count() > 0) {
                 io.out().println("tcpx4j bench target: " + loops.describe());
             }
@@ -553,9 +592,12 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    /** What one of this run's engines runs on: the transport and memory of its side. */
-    private Backends.Spec spec(MemoryKind memory, String bind) {
-        return engine.spec(bind, memory);
+    /**
+     * What one of this run's engines runs on: the transport and memory of its side, with the unpack kernel on
+     * the first GPU of its buffers.
+     */
+    private Backends.Spec spec(MemoryKind memory, String bind, List<Integer> gpus) {
+        return engine.spec(bind, memory, this.gpus, gpus.isEmpty() ? 0 : gpus.get(0));
     }
 
     /**

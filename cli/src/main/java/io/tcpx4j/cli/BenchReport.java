@@ -44,16 +44,20 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
      *                          what the target offers (the engines settle on that), or what this side asked
      *                          where the target does not say
      * @param channelsRequested what this side asked ({@code --channels})
+     * @param initiatorDevices  the GPUs of the initiator's buffers in block order, null for host memory
+     * @param targetDevices     the same of the target's buffers (on an initiator as the target's buffers say,
+     *                          once it welcomed the run; before that null)
      */
-    @JsonPropertyOrder({"transport", "mode", "op", "mem", "initiatorMem", "targetMem", "blockSizes", "batchSizes",
-            "iterations", "warmup", "warmupSeconds", "checkConsistency", "threads", "pipelineDepth", "channels",
-            "channelsRequested", "chunkSize", "progress", "layout", "busy", "cpus", "peer"})
+    @JsonPropertyOrder({"transport", "mode", "op", "mem", "initiatorMem", "targetMem", "initiatorDevices",
+            "targetDevices", "blockSizes", "batchSizes", "iterations", "warmup", "warmupSeconds", "checkConsistency",
+            "threads", "pipelineDepth", "channels", "channelsRequested", "chunkSize", "progress", "layout", "busy",
+            "cpus", "peer"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Settings(String transport, String mode, String op, String mem, String initiatorMem, String targetMem,
                     List<Long> blockSizes, List<Integer> batchSizes, Integer iterations, Integer warmup,
                     double warmupSeconds, boolean checkConsistency, int threads, int pipelineDepth, int channels,
                     int channelsRequested, int chunkSize, String progress, String layout, int busy,
-                    List<Integer> cpus, String peer) {
+                    List<Integer> cpus, String peer, List<Integer> initiatorDevices, List<Integer> targetDevices) {
 
         /** The settings of a run without busy loops, on CPUs not reported, with the channels asked for. */
         static Settings of(BenchSettings s, String peer) {
@@ -64,7 +68,8 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
                     s.blockSizes(), s.batchSizes(), s.iterations() > 0 ? s.iterations() : null,
                     s.warmup() >= 0 ? s.warmup() : null, s.warmupSeconds(), s.checkConsistency(), s.threads(),
                     s.depth(), s.channels(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread",
-                    s.reversed() ? "reversed" : "adjacent", 0, null, peer);
+                    s.reversed() ? "reversed" : "adjacent", 0, null, peer, orNull(s.initiatorDevices()),
+                    orNull(s.targetDevices()));
         }
 
         /**
@@ -74,14 +79,25 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
         Settings withBusy(int busy, List<Integer> cpus) {
             return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
                     warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, channels, channelsRequested,
-                    chunkSize, progress, layout, busy, cpus, peer);
+                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices);
         }
 
         /** The same with the channels the connection runs on. */
         Settings withChannels(int agreed) {
             return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
                     warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, agreed, channelsRequested,
-                    chunkSize, progress, layout, busy, cpus, peer);
+                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices);
+        }
+
+        /** The same with the GPUs of the target's buffers as the target published them (null: host memory). */
+        Settings withTargetDevices(List<Integer> devices) {
+            return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
+                    warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, channels, channelsRequested,
+                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, devices);
+        }
+
+        private static List<Integer> orNull(List<Integer> devices) {
+            return devices.isEmpty() ? null : devices;
         }
 
         private static String lower(Enum<?> e) {
@@ -118,13 +134,22 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
         String channels = s.channels() + (s.channels() == 1 ? " channel" : " channels")
                 + (s.channels() != s.channelsRequested() ? " (" + s.channelsRequested() + " asked)" : "");
         return "tcpx4j bench: " + s.op() + " " + mem + " over " + s.transport() + " (" + s.mode()
-                + (s.peer() != null ? " -> " + s.peer() : "") + "), " + channels + ", "
+                + (s.peer() != null ? " -> " + s.peer() : "") + "), " + gpus("initiator", s.initiatorDevices())
+                + gpus("target", s.targetDevices()) + channels + ", "
                 + ByteSize.format(s.chunkSize()) + " chunks, " + s.progress() + "-driven progress"
                 + (s.threads() > 1 ? ", " + s.threads() + " threads" : "")
                 + (s.pipelineDepth() > 1 ? ", " + s.pipelineDepth() + " transfers in flight per thread" : "")
                 + ("reversed".equals(s.layout()) ? ", descriptors reversed" : "")
                 + (s.checkConsistency() ? ", consistency checked" : "")
                 + (s.busy() > 0 ? ", " + BusyLoops.describe(s.busy(), s.cpus()) : "");
+    }
+
+    /** "initiator on GPUs 0,1, " for a side of GPU memory, "" for one of host memory or not known here. */
+    private static String gpus(String side, List<Integer> devices) {
+        if (devices == null) {
+            return "";
+        }
+        return side + " on " + (devices.size() == 1 ? "GPU " : "GPUs ") + DeviceList.join(devices) + ", ";
     }
 
     /** The JSON mapper, made on first use: a run that prints a table never loads Jackson's databind. */

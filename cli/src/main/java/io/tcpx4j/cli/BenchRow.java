@@ -27,6 +27,8 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * @param p99TxUs      99th percentile of the same
  * @param mismatches   destination bytes that differed from the source ({@code --check-consistency}),
  *                     null when not checked
+ * @param checkedBytesPerGpu the destination bytes checked on each GPU, by the ordinal the device memory reports
+ *                     for the buffer; null when not checked or the destination is host memory
  * @param rawGbps      the same transfers as raw TCP over the same number of sockets, measured in the same
  *                     run ({@link RawBaseline}); null without {@code --baseline}
  * @param rawAvgLatencyUs mean time of one such raw transfer; null without {@code --baseline}
@@ -35,7 +37,8 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 record BenchRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, double gbps,
                 double avgLatencyUs, double p50LatencyUs, double p99LatencyUs, double p999LatencyUs,
                 double maxLatencyUs, double avgPrepUs, double p99PrepUs, double avgPostUs, double p99PostUs,
-                double avgTxUs, double p99TxUs, Long mismatches, Double rawGbps, Double rawAvgLatencyUs) {
+                double avgTxUs, double p99TxUs, Long mismatches, java.util.Map<Integer, Long> checkedBytesPerGpu,
+                Double rawGbps, Double rawAvgLatencyUs) {
 
     /** Bandwidth as a fraction of the raw baseline's; null without one. */
     @JsonProperty("xRaw")
@@ -47,13 +50,13 @@ record BenchRow(long blockSize, int batchSize, int iterations, long bytes, doubl
     BenchRow withRaw(double gbps, double avgLatencyUs) {
         return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, this.gbps, this.avgLatencyUs,
                 p50LatencyUs, p99LatencyUs, p999LatencyUs, maxLatencyUs, avgPrepUs, p99PrepUs, avgPostUs, p99PostUs,
-                avgTxUs, p99TxUs, mismatches, gbps, avgLatencyUs);
+                avgTxUs, p99TxUs, mismatches, checkedBytesPerGpu, gbps, avgLatencyUs);
     }
 
-    /** The same row with its consistency check's count. */
-    BenchRow withMismatches(Long mismatches) {
+    /** The same row with what its consistency check found. */
+    BenchRow withChecked(Verified checked) {
         return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, gbps, avgLatencyUs,
                 p50LatencyUs, p99LatencyUs, p999LatencyUs, maxLatencyUs, avgPrepUs, p99PrepUs, avgPostUs, p99PostUs,
-                avgTxUs, p99TxUs, mismatches, rawGbps, rawAvgLatencyUs);
+                avgTxUs, p99TxUs, checked.mismatches(), checked.perGpuOrNull(), rawGbps, rawAvgLatencyUs);
     }
 }

@@ -2,7 +2,9 @@ package io.tcpx4j.cli;
 
 import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.cli.layout.Stripes;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -20,9 +22,11 @@ import java.util.function.Consumer;
  * block size (one row) it posts warm-up transfers, then the measured ones: {@code --num-threads}
  * threads, each a {@link Lane} that keeps up to {@code --pipeline-depth} transfers in flight (one
  * thread, one at a time, each waited for before the next, by default: nixlbench with one thread). Every
- * in-flight transfer has a slot of its own: slot s covers bytes {@code [s*B, (s+1)*B)} of both buffers,
- * B the row's block times batch size, so that {@code --check-consistency} checks every byte of every
- * slot. Per transfer it records prep, post, transmission and latency ({@link RowStats}).
+ * in-flight transfer has a slot of its own: slot s covers blocks {@code [s*batch, (s+1)*batch)} of the
+ * row on both sides, which with one buffer per side are bytes {@code [s*B, (s+1)*B)}, B the row's block
+ * times batch size, and with a side's buffers on several GPUs go round them ({@link Stripes}), so that
+ * {@code --check-consistency} checks every byte of every slot on every GPU. Per transfer it records prep,
+ * post, transmission and latency ({@link RowStats}).
  *
  * <p>Bandwidth is the row's bytes over the wall time from the first post to the last completion. The
  * last transfer of every slot in a row carries a notification of its own, so that the target knows
@@ -89,15 +93,21 @@ final class BenchRunner {
      */
     List<BenchRow> run() throws InterruptedException {
         initiator.engine().loadPeer(target.name(), target.connInfo());
-        initiator.engine().loadRemoteMetadata(target.name(), target.metadata());
-        MemoryDescriptor remote = target.buffer();
-        MemoryDescriptor local = initiator.allocate(settings.bufferBytes());
+        for (byte[] region : target.metadata()) {
+            initiator.engine().loadRemoteMetadata(target.name(), region);
+        }
+        Stripes remote = target.buffers();
+        Stripes local = initiator.memory().allocate(settings.initiatorDevices(), settings.initiatorBufferBytes());
         ExecutorService pool = settings.threads() > 1 ? Executors.newFixedThreadPool(settings.threads() - 1, r -> {
             Thread t = new Thread(r, "tcpx4j-bench-initiator");
             t.setDaemon(true);
             return t;
         }) : null;
-        try (var registration = initiator.engine().register(local)) {
+        List<RegisteredMemory> registrations = new ArrayList<>();
+        try {
+            for (MemoryDescriptor b : local.buffers()) {
+                registrations.add(initiator.engine().register(b));
+            }
             long total = 0;
             for (int batch : settings.batchSizes()) {
                 for (long block : settings.blockSizes()) {
@@ -131,13 +141,14 @@ final class BenchRunner {
             target.finish(lastNotifications);
             return rows;
         } finally {
+            registrations.forEach(RegisteredMemory::close);
             progress.finish();
             if (pool != null) {
                 pool.shutdownNow();
             }
             // nothing is in flight: every transfer was awaited, or the engine failed it
             if (initiator.awaitQuiet(Duration.ofSeconds(10))) {
-                initiator.free(local);
+                initiator.memory().free(local);
             }
         }
     }
@@ -153,7 +164,7 @@ final class BenchRunner {
      * at most {@link BenchSettings#WARMUP_PER_MEASURED} transfers per measured transfer of the run. False
      * when stopped meanwhile.
      */
-    private boolean warmUp(MemoryDescriptor local, MemoryDescriptor remote) throws InterruptedException {
+    private boolean warmUp(Stripes local, Stripes remote) throws InterruptedException {
         if (settings.warmupSeconds() <= 0) {
             return true;
         }
@@ -194,8 +205,8 @@ final class BenchRunner {
      * with a baseline, a quarter as many of its raw transfers (2..1000); the transfers made, or -1 when
      * stopped.
      */
-    private long warmUpShape(long block, int batch, long nanos, long max, MemoryDescriptor local,
-                             MemoryDescriptor remote) throws InterruptedException {
+    private long warmUpShape(long block, int batch, long nanos, long max, Stripes local, Stripes remote)
+            throws InterruptedException {
         Lane lane = lane(0, block, batch, local, remote, progress);
         long n = lane.run(max, System.nanoTime() + nanos, null, null);
         if (n < 0) {
@@ -207,21 +218,23 @@ final class BenchRunner {
         return n;
     }
 
-    /** Thread {@code thread}'s lane for a row: its slots' descriptors, block i or batch-1-i of each slot. */
+    /**
+     * Thread {@code thread}'s lane for a row: its slots' descriptors, block i or batch-1-i of each slot, on
+     * each side where that side lays the block out.
+     */
     @SuppressWarnings("unchecked")
-    private Lane lane(int thread, long block, int batch, MemoryDescriptor local, MemoryDescriptor remote,
-                      Progress progress) {
+    private Lane lane(int thread, long block, int batch, Stripes local, Stripes remote, Progress progress) {
         int depth = settings.depth();
         List<MemoryDescriptor>[] l = new List[depth];
         List<MemoryDescriptor>[] r = new List[depth];
         for (int k = 0; k < depth; k++) {
-            long slot = (long) (thread * depth + k) * block * batch;
+            long slot = (long) (thread * depth + k) * batch;
             MemoryDescriptor[] ld = new MemoryDescriptor[batch];
             MemoryDescriptor[] rd = new MemoryDescriptor[batch];
             for (int i = 0; i < batch; i++) {
-                long at = slot + (settings.reversed() ? batch - 1 - i : i) * block;
-                ld[i] = local.slice(at, block);
-                rd[i] = remote.slice(at, block);
+                long b = slot + (settings.reversed() ? batch - 1 - i : i);
+                ld[i] = local.block(b, block);
+                rd[i] = remote.block(b, block);
             }
             l[k] = List.of(ld);
             r[k] = List.of(rd);
@@ -231,17 +244,17 @@ final class BenchRunner {
     }
 
     /** One row, or null when stopped before it ended. */
-    private BenchRow row(int index, int rowCount, long block, int batch, MemoryDescriptor local,
-                         MemoryDescriptor remote, ExecutorService pool) throws InterruptedException {
+    private BenchRow row(int index, int rowCount, long block, int batch, Stripes local, Stripes remote,
+                         ExecutorService pool) throws InterruptedException {
         boolean write = settings.op() == BenchSettings.Op.WRITE;
         long bytesPerTransfer = block * batch;
-        long span = bytesPerTransfer * settings.slots();
+        long blocks = (long) batch * settings.slots();
         long seed = runId + index;
         if (settings.checkConsistency()) {
             if (write) {
-                initiator.fill(local, span, seed);
+                initiator.memory().fill(local, 0, blocks, block, seed);
             } else {
-                target.fill(seed, span);
+                target.fill(seed, block, blocks);
             }
         }
         int threads = settings.threads();
@@ -276,9 +289,9 @@ final class BenchRunner {
         }
         BenchRow row = stats[0].toRow(block, batch, bytesPerTransfer * iterations, elapsed);
         if (settings.checkConsistency()) {
-            row = row.withMismatches(write
-                    ? target.verify(seed, span, landed)
-                    : initiator.verify(local, span, seed));
+            row = row.withChecked(write
+                    ? target.verify(seed, block, blocks, landed)
+                    : initiator.memory().verify(local, 0, blocks, block, seed));
         }
         return row;
     }

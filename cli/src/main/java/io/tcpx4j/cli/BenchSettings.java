@@ -1,6 +1,7 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.cli.layout.Stripes;
 
 import java.util.List;
 
@@ -33,12 +34,18 @@ import java.util.List;
  *                         not adjacent); else block i (adjacent)
  * @param threads          initiator threads posting transfers, each on slices of its own
  * @param depth            transfers each thread keeps in flight, each on a slice of its own
+ * @param initiatorDevices the GPUs the initiator's buffers spread over, in block order, where this process
+ *                         holds them and they are GPU memory; else empty
+ * @param targetDevices    the same of the target's buffers
+ * @param targetDeviceCount the GPUs the target's buffers spread over (1 for host memory); on an initiator the
+ *                         number it asks its target for
  */
 record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind initiatorMemory, MemoryKind targetMemory,
                      List<Long> blockSizes, List<Integer> batchSizes, int iterations, int warmup,
                      double warmupSeconds, boolean warmupBounded, boolean checkConsistency,
                      int channels, int chunkSize, String bindHost, boolean callerProgress,
-                     boolean reversed, int threads, int depth) {
+                     boolean reversed, int threads, int depth, List<Integer> initiatorDevices,
+                     List<Integer> targetDevices, int targetDeviceCount) {
 
     /**
      * Bytes moved per row when iterations are scaled by size: enough transfers of a large block for a steady
@@ -57,9 +64,25 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind initi
     BenchSettings {
         blockSizes = List.copyOf(blockSizes);
         batchSizes = List.copyOf(batchSizes);
+        initiatorDevices = List.copyOf(initiatorDevices);
+        targetDevices = List.copyOf(targetDevices);
         if (threads < 1 || depth < 1) {
             throw new IllegalArgumentException("threads and depth must be at least 1");
         }
+        if (targetDeviceCount < 1 || !targetDevices.isEmpty() && targetDevices.size() != targetDeviceCount) {
+            throw new IllegalArgumentException(targetDeviceCount + " target GPUs, " + targetDevices + " here");
+        }
+    }
+
+    /** Settings of a run whose buffers are one per side (host memory, or GPU memory on GPU 0 alone). */
+    BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind initiatorMemory, MemoryKind targetMemory,
+                  List<Long> blockSizes, List<Integer> batchSizes, int iterations, int warmup, double warmupSeconds,
+                  boolean warmupBounded, boolean checkConsistency, int channels, int chunkSize, String bindHost,
+                  boolean callerProgress, boolean reversed, int threads, int depth) {
+        this(transport, mode, op, initiatorMemory, targetMemory, blockSizes, batchSizes, iterations, warmup,
+                warmupSeconds, warmupBounded, checkConsistency, channels, chunkSize, bindHost, callerProgress, reversed,
+                threads, depth, initiatorMemory == MemoryKind.VRAM ? List.of(0) : List.of(),
+                targetMemory == MemoryKind.VRAM && mode != Mode.INITIATOR ? List.of(0) : List.of(), 1);
     }
 
     /**
@@ -99,11 +122,32 @@ record BenchSettings(TransportKind transport, Mode mode, Op op, MemoryKind initi
         return n;
     }
 
-    /** Bytes each side needs: the largest block times the largest batch, once per slot. */
+    /** Bytes each side needs in all: the largest block times the largest batch, once per slot. */
     long bufferBytes() {
-        long block = blockSizes.stream().mapToLong(Long::longValue).max().orElse(0);
-        int batch = batchSizes.stream().mapToInt(Integer::intValue).max().orElse(0);
-        return block * batch * slots();
+        return maxBlock() * maxBatch() * slots();
+    }
+
+    /** The GPUs the initiator's buffers spread over, 1 for host memory. */
+    int initiatorDeviceCount() {
+        return Math.max(1, initiatorDevices.size());
+    }
+
+    /** Bytes of each of the initiator's buffers: the largest row's blocks spread over its GPUs. */
+    long initiatorBufferBytes() {
+        return Stripes.bytesPerBuffer((long) maxBatch() * slots(), maxBlock(), initiatorDeviceCount());
+    }
+
+    /** Bytes of each of the target's buffers: the largest row's blocks spread over its GPUs. */
+    long targetBufferBytes() {
+        return Stripes.bytesPerBuffer((long) maxBatch() * slots(), maxBlock(), targetDeviceCount);
+    }
+
+    private long maxBlock() {
+        return blockSizes.stream().mapToLong(Long::longValue).max().orElse(0);
+    }
+
+    private int maxBatch() {
+        return batchSizes.stream().mapToInt(Integer::intValue).max().orElse(0);
     }
 
     /** The share of {@code total} transfers that thread {@code thread} makes. */

@@ -24,7 +24,8 @@ final class EngineOptions {
     TransportKind transport;
 
     @Option(names = "--mem", paramLabel = "dram|vram", defaultValue = "dram",
-            description = "Memory of the buffers on both sides: dram (host) or vram (GPU 0). Default: ${DEFAULT-VALUE}.")
+            description = "Memory of the buffers on both sides: dram (host) or vram (GPU memory: GPU 0, or"
+                    + " --device-list). Default: ${DEFAULT-VALUE}.")
     MemoryKind memory;
 
     @Option(names = "--channels", paramLabel = "N", defaultValue = "2",
@@ -164,6 +165,14 @@ final class EngineOptions {
     /** As {@link #spec(String)}, for an engine whose buffers are of {@code kind} rather than --mem's. */
     Backends.Spec spec(String bindHost, MemoryKind kind) {
         return new Backends.Spec(transport, kind, bindHost, metrics());
+    }
+
+    /**
+     * As {@link #spec(String, MemoryKind)}, with GPU memory from {@code gpus} and the engine's unpack kernel on
+     * GPU {@code device}.
+     */
+    Backends.Spec spec(String bindHost, MemoryKind kind, GpuHost gpus, int device) {
+        return new Backends.Spec(transport, kind, bindHost, metrics(), gpus, device);
     }
 
     /** The meters every engine of this command shares (one endpoint), or null without --metrics-port. */

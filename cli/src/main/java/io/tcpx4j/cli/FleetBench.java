@@ -1,6 +1,6 @@
 package io.tcpx4j.cli;
 
-import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.cli.fleet.Fleet;
 import io.tcpx4j.cli.fleet.FleetNode;
@@ -8,6 +8,7 @@ import io.tcpx4j.cli.fleet.FleetOptions;
 import io.tcpx4j.cli.fleet.FleetPlan;
 import io.tcpx4j.cli.fleet.FleetRow;
 import io.tcpx4j.api.Progress;
+import io.tcpx4j.cli.layout.Stripes;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -33,10 +35,10 @@ final class FleetBench {
 
     /**
      * Runs this process's worker; the rows over all workers, each also given to {@code onRow} as the
-     * workers finish it.
+     * workers finish it. Its buffers go on the initiator's or the target's GPUs of {@code s}, as its role is.
      */
-    static List<BenchRow> run(BenchSettings s, EngineOptions engine, FleetOptions fleet, int joinWaitSeconds,
-                              Consumer<BenchRow> onRow, BooleanSupplier stop, PrintStream log)
+    static List<BenchRow> run(BenchSettings s, EngineOptions engine, GpuHost gpus, FleetOptions fleet,
+                              int joinWaitSeconds, Consumer<BenchRow> onRow, BooleanSupplier stop, PrintStream log)
             throws IOException, InterruptedException {
         List<FleetPlan.Row> rows = new ArrayList<>();
         for (int batch : s.batchSizes()) {
@@ -45,14 +47,19 @@ final class FleetBench {
             }
         }
         FleetPlan plan = new FleetPlan(s.op() == BenchSettings.Op.WRITE, s.transport().label(),
-                s.initiatorMemory().name().toLowerCase(Locale.ROOT), rows, s.checkConsistency(), s.reversed());
+                s.initiatorMemory().name().toLowerCase(Locale.ROOT), rows, s.checkConsistency(), s.reversed(),
+                s.initiatorDeviceCount(), s.targetDeviceCount());
         String bind = s.bindHost() != null ? s.bindHost() : fleet.localAddress();
         String id = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 1);
         List<BenchRow> out = new ArrayList<>();
-        Fleet.run(fleet, plan, (rank, initiator) -> new NodeOfBench(Node.start(
-                        engine.engineConfig("bench-fleet-" + rank + "-" + id, bind,
-                                initiator && s.callerProgress() ? Progress.Driver.CALLER : Progress.Driver.THREAD),
-                        engine.spec(bind))),
+        MemoryKind memory = s.initiatorMemory();
+        Fleet.run(fleet, plan, (rank, initiator) -> {
+                    List<Integer> devices = initiator ? s.initiatorDevices() : s.targetDevices();
+                    return new NodeOfBench(Node.start(
+                            engine.engineConfig("bench-fleet-" + rank + "-" + id, bind,
+                                    initiator && s.callerProgress() ? Progress.Driver.CALLER : Progress.Driver.THREAD),
+                            engine.spec(bind, memory, gpus, devices.isEmpty() ? 0 : devices.get(0))), devices);
+                },
                 Duration.ofSeconds(joinWaitSeconds), stop, r -> {
                     BenchRow row = benchRow(r);
                     out.add(row);
@@ -68,15 +75,15 @@ final class FleetBench {
                 us(h.getValueAtPercentile(99.9)), us(h.getMaxValue()),
                 us(r.prep().getMean()), us(r.prep().getValueAtPercentile(99)),
                 us(r.post().getMean()), us(r.post().getValueAtPercentile(99)),
-                us(r.tx().getMean()), us(r.tx().getValueAtPercentile(99)), r.mismatches(), null, null);
+                us(r.tx().getMean()), us(r.tx().getValueAtPercentile(99)), r.mismatches(), r.checkedPerGpu(), null, null);
     }
 
     private static double us(double nanos) {
         return nanos / 1e3;
     }
 
-    /** A bench {@link Node} as the fleet sees it. */
-    private record NodeOfBench(Node node) implements FleetNode {
+    /** A bench {@link Node} as the fleet sees it, its buffers on {@code devices}. */
+    private record NodeOfBench(Node node, List<Integer> devices) implements FleetNode {
 
         @Override
         public TransferEngine engine() {
@@ -84,23 +91,26 @@ final class FleetBench {
         }
 
         @Override
-        public MemoryDescriptor allocate(long bytes) {
-            return node.allocate(bytes);
+        public Stripes allocate(long bytes) {
+            return node.memory().allocate(devices, bytes);
         }
 
         @Override
-        public void free(MemoryDescriptor range) {
-            node.free(range);
+        public void free(Stripes buffers) {
+            node.memory().free(buffers);
         }
 
         @Override
-        public void fill(MemoryDescriptor region, long bytes, long seed) {
-            node.fill(region, bytes, seed);
+        public void fill(Stripes buffers, long first, long count, long block, long seed) {
+            node.memory().fill(buffers, first, count, block, seed);
         }
 
         @Override
-        public long verify(MemoryDescriptor region, long bytes, long seed) {
-            return node.verify(region, bytes, seed);
+        public long verify(Stripes buffers, long first, long count, long block, long seed,
+                           Map<Integer, Long> checkedPerGpu) {
+            Verified v = node.memory().verify(buffers, first, count, block, seed);
+            v.perGpu().forEach((gpu, n) -> checkedPerGpu.merge(gpu, n, Long::sum));
+            return v.mismatches();
         }
 
         @Override

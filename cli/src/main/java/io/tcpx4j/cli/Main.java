@@ -44,12 +44,26 @@ public final class Main implements Runnable {
         return commandLine(io).execute(args);
     }
 
+    /**
+     * Runs one command line in this JVM, as {@link #main} does but without taking over the process: the
+     * exit code is returned, signals are left alone, and stdout and stderr go to the streams given (for
+     * programs and tests that embed the command line).
+     */
+    public static int run(String[] args, java.io.PrintStream out, java.io.PrintStream err) {
+        return run(args, new Io(out, err, System.getenv()));
+    }
+
     /** The configured command line, for {@link #run} and for tests that need a command object. */
     static CommandLine commandLine(Io io) {
+        return commandLine(io, Backends.CUDA);
+    }
+
+    /** As {@link #commandLine(Io)}, with this host's GPUs as {@code gpus} says (tests pass a double). */
+    static CommandLine commandLine(Io io, GpuHost gpus) {
         CommandLine cl = new CommandLine(new Main());
-        cl.addSubcommand("bench", new BenchCommand(io));
+        cl.addSubcommand("bench", new BenchCommand(io, gpus));
         cl.addSubcommand("doctor", new DoctorCommand(io));
-        cl.addSubcommand("serve", new ServeCommand(io));
+        cl.addSubcommand("serve", new ServeCommand(io, gpus));
         cl.addSubcommand("nixl", NixlInstallCommand.group(io));
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setOut(new PrintWriter(io.out(), true));

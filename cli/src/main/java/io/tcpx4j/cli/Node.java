@@ -1,7 +1,5 @@
 package io.tcpx4j.cli;
 
-import io.tcpx4j.api.ByteSize;
-import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.Notification;
@@ -22,17 +20,13 @@ import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * One started engine with its adapters, plus the memory helpers the bench needs on either side:
- * allocation, pattern fill and verify (through host staging for device memory), and waiting for a
- * given notification.
+ * One started engine with its adapters, its memory ({@link BenchMemory}: allocation, pattern fill and
+ * verify), and waiting for a given notification.
  *
  * <p>Thread-safe for the engine calls; {@link #awaitNotification} and {@link #close} are meant for
  * one owning thread.
  */
 final class Node implements AutoCloseable {
-
-    /** Staging piece for device memory checks. */
-    private static final long STAGING = 64L << 20;
 
     private final TransferEngine engine;
     /** What transfers go through: the engine, or its metered decorator under --metrics-port. */
@@ -41,14 +35,13 @@ final class Node implements AutoCloseable {
     private final CliMetrics.Metered metered;
     private final CliMetrics metrics;
     private final EngineLifecycle lifecycle;
-    private final DeviceMemory memory;
-    private final MemoryKind kind;
+    private final BenchMemory memory;
     private final int channels;
     private final List<Notification> unmatched = new ArrayList<>();
     private boolean closed;
 
-    private Node(TransferEngine engine, CliMetrics metrics, EngineLifecycle lifecycle, DeviceMemory memory,
-                 MemoryKind kind, int channels) {
+    private Node(TransferEngine engine, CliMetrics metrics, EngineLifecycle lifecycle, BenchMemory memory,
+                 int channels) {
         this.engine = engine;
         this.channels = channels;
         this.metrics = metrics;
@@ -56,7 +49,6 @@ final class Node implements AutoCloseable {
         this.api = metered == null ? engine : metered.engine();
         this.lifecycle = lifecycle;
         this.memory = memory;
-        this.kind = kind;
     }
 
     /**
@@ -108,8 +100,8 @@ final class Node implements AutoCloseable {
         }
         awaitWarmUp(lifecycle);
         // metered from here on: the warm-up's private engines are not this engine
-        return new Node(engine, spec.metrics(), lifecycle, injector.getInstance(DeviceMemory.class), spec.memory(),
-                config.channels());
+        return new Node(engine, spec.metrics(), lifecycle,
+                new BenchMemory(injector.getInstance(DeviceMemory.class), spec.memory()), config.channels());
     }
 
     /**
@@ -134,7 +126,7 @@ final class Node implements AutoCloseable {
     }
 
     MemoryKind kind() {
-        return kind;
+        return memory.kind();
     }
 
     /** The data channels this engine offers a peer (a connection runs on the fewer of both sides'). */
@@ -142,59 +134,9 @@ final class Node implements AutoCloseable {
         return channels;
     }
 
-    /**
-     * Allocates {@code bytes} of this node's memory kind (4 KiB aligned).
-     *
-     * @throws Unavailable when the memory cannot be had (one line, exit 2)
-     */
-    MemoryDescriptor allocate(long bytes) {
-        try {
-            return memory.allocate(kind, bytes, 0);
-        } catch (OutOfMemoryError e) {
-            throw new Unavailable("cannot allocate " + ByteSize.format(bytes) + " of " + kind + " (" + e.getMessage()
-                    + "): use smaller --block-sizes or --batch-sizes");
-        }
-    }
-
-    void free(MemoryDescriptor range) {
-        memory.free(range);
-    }
-
-    /** Writes pattern {@code seed} into the first {@code bytes} of {@code region}. */
-    void fill(MemoryDescriptor region, long bytes, long seed) {
-        if (region.kind() == MemoryKind.DRAM) {
-            Patterns.fill(region.address(), bytes, seed, 0);
-            return;
-        }
-        MemoryDescriptor staging = memory.allocatePinned(Math.min(bytes, STAGING));
-        try {
-            for (long off = 0; off < bytes; off += staging.length()) {
-                long n = Math.min(staging.length(), bytes - off);
-                Patterns.fill(staging.address(), n, seed, off);
-                memory.copy(region.slice(off, n), staging.slice(0, n));
-            }
-        } finally {
-            memory.free(staging);
-        }
-    }
-
-    /** Counts bytes of the first {@code bytes} of {@code region} that differ from pattern {@code seed}. */
-    long verify(MemoryDescriptor region, long bytes, long seed) {
-        if (region.kind() == MemoryKind.DRAM) {
-            return Patterns.verify(region.address(), bytes, seed, 0);
-        }
-        MemoryDescriptor staging = memory.allocatePinned(Math.min(bytes, STAGING));
-        try {
-            long bad = 0;
-            for (long off = 0; off < bytes; off += staging.length()) {
-                long n = Math.min(staging.length(), bytes - off);
-                memory.copy(staging.slice(0, n), region.slice(off, n));
-                bad += Patterns.verify(staging.address(), n, seed, off);
-            }
-            return bad;
-        } finally {
-            memory.free(staging);
-        }
+    /** This node's memory: allocation and the pattern of {@code --check-consistency}. */
+    BenchMemory memory() {
+        return memory;
     }
 
     /**

@@ -1,12 +1,13 @@
 package io.tcpx4j.cli;
 
-import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.cli.layout.Stripes;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * A target on another host, reached over an {@link OobChannel}: the initiator's half of the
@@ -22,8 +23,8 @@ final class OobClient implements TargetHandle {
     private final OobChannel channel;
     private final String name;
     private final byte[] connInfo;
-    private final byte[] metadata;
-    private final MemoryDescriptor buffer;
+    private final List<byte[]> metadata;
+    private final Stripes buffers;
     private final Duration timeout;
     private final Integer channels;
 
@@ -32,13 +33,20 @@ final class OobClient implements TargetHandle {
         this.timeout = timeout;
         this.name = welcome.name();
         this.connInfo = welcome.connInfo();
-        this.metadata = welcome.metadata();
-        this.buffer = RegionMetadata.decode(metadata).region();
+        this.metadata = List.copyOf(welcome.regions());
+        this.buffers = new Stripes(metadata.stream().map(m -> RegionMetadata.decode(m).region()).toList());
         this.channels = welcome.channels();
     }
 
+    /** As {@link #open(OobChannel, String, byte[], long, String, String, Duration, Duration, PrintStream, int)}, one buffer. */
+    static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport,
+                          Duration timeout, Duration pingInterval, PrintStream notices) throws IOException {
+        return open(channel, name, connInfo, bytes, mem, transport, timeout, pingInterval, notices, 1);
+    }
+
     /**
-     * Says hello with this initiator's engine details and the buffer it needs, then keeps the
+     * Says hello with this initiator's engine details and the buffers it needs ({@code devices} of
+     * {@code bytes} each: one per GPU they are to spread over, or one), then keeps the
      * connection alive with pings and reads the welcome. While the target serves another run it
      * answers {@code wait} first: that line goes to {@code notices}, and the welcome comes when the
      * run ends.
@@ -48,10 +56,10 @@ final class OobClient implements TargetHandle {
      *                               connection before its welcome: a later connection may be served
      */
     static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport,
-                          Duration timeout, Duration pingInterval, PrintStream notices) throws IOException {
+                          Duration timeout, Duration pingInterval, PrintStream notices, int devices) throws IOException {
         OobMessage welcome;
         try {
-            channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport, timeout));
+            channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport, timeout, devices));
             channel.startPings(pingInterval, timeout);
             welcome = channel.expect("hello", "welcome", timeout, notices);
         } catch (java.net.SocketException e) {
@@ -67,6 +75,12 @@ final class OobClient implements TargetHandle {
         }
         if (welcome.name() == null || welcome.connInfo() == null || welcome.metadata() == null) {
             throw new IOException("incomplete welcome from bench target " + channel.remote());
+        }
+        if (welcome.regions().size() != devices) {
+            // a target that does not know the devices field serves one buffer whatever was asked
+            throw new IOException("bench target " + channel.remote() + " registered " + welcome.regions().size()
+                    + " buffer(s) for a run that asked for " + devices + " GPUs (--num-target-dev); is it an older"
+                    + " tcpx4j?");
         }
         Duration targets = welcome.peerTimeout();
         if (targets != null && targets.dividedBy(4).compareTo(pingInterval) < 0) {
@@ -91,8 +105,8 @@ final class OobClient implements TargetHandle {
     }
 
     @Override
-    public byte[] metadata() {
-        return metadata.clone();
+    public List<byte[]> metadata() {
+        return metadata.stream().map(byte[]::clone).toList();
     }
 
     @Override
@@ -101,27 +115,27 @@ final class OobClient implements TargetHandle {
     }
 
     @Override
-    public MemoryDescriptor buffer() {
-        return buffer;
+    public Stripes buffers() {
+        return buffers;
     }
 
     @Override
-    public void fill(long seed, long bytes) {
+    public void fill(long seed, long block, long count) {
         try {
-            channel.call(OobMessage.fill(seed, bytes), "ok", timeout);
+            channel.call(OobMessage.fill(seed, block * count, block), "ok", timeout);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
     @Override
-    public long verify(long seed, long bytes, java.util.List<byte[]> landed) {
+    public Verified verify(long seed, long block, long count, List<byte[]> landed) {
         try {
-            Long n = channel.call(OobMessage.verify(seed, bytes, landed), "verified", timeout).mismatches();
-            if (n == null) {
+            OobMessage m = channel.call(OobMessage.verify(seed, block * count, block, landed), "verified", timeout);
+            if (m.mismatches() == null) {
                 throw new IOException("bench target " + channel.remote() + " sent no mismatch count");
             }
-            return n;
+            return new Verified(m.mismatches(), m.checked() == null ? java.util.Map.of() : m.checked());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -1,6 +1,7 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.EngineConfig;
+import io.tcpx4j.api.MemoryKind;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -30,6 +31,7 @@ final class ServeCommand implements Callable<Integer> {
     static final int DEFAULT_PORT = 7117;
 
     private final Io io;
+    private final GpuHost gpus;
     private final CountDownLatch ready = new CountDownLatch(1);
     private volatile TargetServer server;
     private volatile boolean stopRequested;
@@ -49,11 +51,18 @@ final class ServeCommand implements Callable<Integer> {
                     + " connection secret, so use a trusted network). Default: ${DEFAULT-VALUE}.")
     HostPort listen;
 
+    @Option(names = {"--device-list", "--device_list"}, paramLabel = "N[,N...]|all",
+            description = "With --mem vram: the CUDA device ordinals runs may spread their buffers over, in order; a"
+                    + " run whose initiator asks for n GPUs (--num-target-dev) takes the first n. Default: all.")
+    String deviceList;
+
     /** Tests call {@link #shutdown()} themselves and keep the test JVM's signal handling. */
     boolean installSignalHandlers = true;
 
-    ServeCommand(Io io) {
+    /** @param gpus this host's GPUs ({@link Backends#CUDA}; tests substitute a double) */
+    ServeCommand(Io io, GpuHost gpus) {
         this.io = io;
+        this.gpus = gpus;
     }
 
     @Override
@@ -65,13 +74,14 @@ final class ServeCommand implements Callable<Integer> {
         if (problem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), problem);
         }
-        Backends.checkAvailable(engine.transport, engine.memory);
+        TargetServer.Offer offer = offer();
+        Backends.checkAvailable(engine.transport, engine.memory, gpus);
         String bind = BenchCommand.targetBind(engine.bind, listen, engine.advertise, spec.commandLine());
         Thread hook = new Thread(this::shutdown, "tcpx4j-serve-shutdown");
         // the listener first: a bad --listen is named as given, before an engine starts on its host
         java.nio.channels.ServerSocketChannel socket = TargetServer.bind(listen);
-        try (Node node = startNode(socket, bind);
-             TargetServer s = new TargetServer(node, engine.transport, socket, oob, engine.procfs, io.err())) {
+        try (Node node = startNode(socket, bind, offer);
+             TargetServer s = new TargetServer(node, offer, engine.transport, socket, oob, engine.procfs, io.err())) {
             server = s;
             if (installSignalHandlers) {
                 Runtime.getRuntime().addShutdownHook(hook);
@@ -83,7 +93,9 @@ final class ServeCommand implements Callable<Integer> {
             io.out().println("tcpx4j serve: " + engine.transport.label() + " target on " + HostPort.of(s.address())
                     + " (engine on " + bind
                     + (engine.advertise != null && !engine.advertise.equals(bind) ? ", advertised as " + engine.advertise : "")
-                    + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "") + "); Ctrl-C stops");
+                    + (engine.agents > 1 ? ", " + engine.agents + " progress agents" : "")
+                    + (offer.gpus().isEmpty() ? "" : ", " + (offer.gpus().size() == 1 ? "GPU " : "GPUs ")
+                    + DeviceList.join(offer.gpus())) + "); Ctrl-C stops");
             java.net.InetSocketAddress metricsAt = engine.metrics() == null ? null : engine.metrics().address();
             if (metricsAt != null) {
                 io.out().println("tcpx4j serve: metrics on http://" + HostPort.of(metricsAt) + "/metrics");
@@ -105,9 +117,27 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Node startNode(java.nio.channels.ServerSocketChannel socket, String bind) throws java.io.IOException {
+    /** The GPUs runs may spread over ({@code --device-list}); none for host memory. */
+    private TargetServer.Offer offer() {
+        if (engine.memory == MemoryKind.DRAM && deviceList == null) {
+            return TargetServer.Offer.HOST;
+        }
+        DeviceOptions d = new DeviceOptions();
+        d.deviceList = deviceList;
         try {
-            return Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind));
+            DeviceOptions.Resolved r = d.resolve(new DeviceOptions.Run(BenchSettings.Mode.TARGET, engine.memory,
+                    engine.memory, 1, 1, 1, "transfer slot", "transfer slot"), gpus);
+            return new TargetServer.Offer(r.target(), null);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private Node startNode(java.nio.channels.ServerSocketChannel socket, String bind, TargetServer.Offer offer)
+            throws java.io.IOException {
+        try {
+            return Node.start(engine.engineConfig("bench-target", bind), engine.spec(bind, engine.memory, gpus,
+                    offer.gpus().isEmpty() ? 0 : offer.gpus().get(0)));
         } catch (RuntimeException | Error e) {
             socket.close();
             throw e;

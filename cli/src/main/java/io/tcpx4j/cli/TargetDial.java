@@ -71,14 +71,15 @@ final class TargetDial implements AutoCloseable {
      * passed since the first attempt; the first such retry is said once on {@code notices}.
      */
     OobClient open(String name, byte[] connInfo, long bytes, String mem, String transport, Duration timeout,
-                   Duration pingInterval) throws IOException, InterruptedException {
+                   Duration pingInterval, int devices) throws IOException, InterruptedException {
         boolean told = false;
         Duration pause = FIRST_PAUSE;
         while (true) {
             OobChannel c = held != null ? held : connect();
             held = null;
             try {
-                return OobClient.open(c, name, connInfo, bytes, mem, transport, timeout, pingInterval, notices);
+                return OobClient.open(c, name, connInfo, bytes, mem, transport, timeout, pingInterval, notices,
+                        devices);
             } catch (OobChannel.TurnedAway e) {
                 c.close();
                 long left = deadline - System.nanoTime();

@@ -1,9 +1,11 @@
 package io.tcpx4j.cli;
 
-import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.cli.layout.Stripes;
+
+import java.util.List;
 
 /**
- * The initiator's view of the target of a run: who it is, where its buffer is, and the checks
+ * The initiator's view of the target of a run: who it is, where its buffers are, and the checks
  * {@code --check-consistency} needs on its side. Either in this process ({@link Local}) or across
  * the out-of-band connection ({@link OobClient}).
  *
@@ -17,17 +19,17 @@ interface TargetHandle extends AutoCloseable {
     /** The target engine's conn-info. */
     byte[] connInfo();
 
-    /** Public metadata of the target's buffer. */
-    byte[] metadata();
+    /** Public metadata of the target's buffers, in block order (one per GPU, or one of host memory). */
+    List<byte[]> metadata();
 
-    /** The target's buffer, as published. */
-    MemoryDescriptor buffer();
+    /** The target's buffers, as published, laid out as the target lays out a row's blocks. */
+    Stripes buffers();
 
-    /** Fills the target buffer's first {@code bytes} with pattern {@code seed}. */
-    void fill(long seed, long bytes);
+    /** Fills blocks {@code [0, count)} of a row of {@code block}-byte blocks of the target with pattern {@code seed}. */
+    void fill(long seed, long block, long count);
 
-    /** Waits for every notification of {@code landed}, then counts bad bytes in the first {@code bytes}. */
-    long verify(long seed, long bytes, java.util.List<byte[]> landed);
+    /** Waits for every notification of {@code landed}, then checks the blocks {@link #fill} would write. */
+    Verified verify(long seed, long block, long count, List<byte[]> landed);
 
     /** Ends the run; {@code last} are the last row's notifications (empty: none). */
     void finish(java.util.List<byte[]> last);
@@ -58,9 +60,10 @@ interface TargetHandle extends AutoCloseable {
         private final Node node;
         private final TargetSide side;
 
-        Local(Node node, long bytes) {
+        /** {@code bytes} on each GPU of {@code devices}, or of host memory where the node's memory is host memory. */
+        Local(Node node, List<Integer> devices, long bytes) {
             this.node = node;
-            this.side = new TargetSide(node, bytes);
+            this.side = new TargetSide(node, devices, bytes);
         }
 
         @Override
@@ -74,23 +77,23 @@ interface TargetHandle extends AutoCloseable {
         }
 
         @Override
-        public byte[] metadata() {
+        public List<byte[]> metadata() {
             return side.metadata();
         }
 
         @Override
-        public MemoryDescriptor buffer() {
-            return side.buffer();
+        public Stripes buffers() {
+            return side.buffers();
         }
 
         @Override
-        public void fill(long seed, long bytes) {
-            side.fill(seed, bytes);
+        public void fill(long seed, long block, long count) {
+            side.fill(seed, block, count);
         }
 
         @Override
-        public long verify(long seed, long bytes, java.util.List<byte[]> landed) {
-            return side.verify(seed, bytes, landed);
+        public Verified verify(long seed, long block, long count, List<byte[]> landed) {
+            return side.verify(seed, block, count, landed);
         }
 
         @Override

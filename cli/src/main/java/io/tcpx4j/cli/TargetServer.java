@@ -52,6 +52,7 @@ final class TargetServer implements AutoCloseable {
     static final int MAX_CONNECTIONS = 32;
 
     private final Node node;
+    private final Offer offer;
     private final TransportKind transport;
     private final ServerSocketChannel server;
     private final InetSocketAddress address;
@@ -77,14 +78,35 @@ final class TargetServer implements AutoCloseable {
     private volatile boolean closed;
 
     /**
+     * The GPUs a target offers its runs: a run that asks for n takes the first n of them; {@code required},
+     * where given, is the n every run must ask for ({@code bench --role target --num-target-dev}). Empty for
+     * a target of host memory.
+     */
+    record Offer(List<Integer> gpus, Integer required) {
+        static final Offer HOST = new Offer(List.of(), null);
+
+        Offer {
+            gpus = List.copyOf(gpus);
+        }
+    }
+
+    /** As {@link #TargetServer(Node, Offer, TransportKind, ServerSocketChannel, OobOptions, Path, PrintStream)}, on GPU 0. */
+    TargetServer(Node node, TransportKind transport, ServerSocketChannel server, OobOptions timeouts, Path procfs,
+                 PrintStream log) throws IOException {
+        this(node, new Offer(List.of(0), null), transport, server, timeouts, procfs, log);
+    }
+
+    /**
      * Serves on {@code server} (from {@link #bind}), which it then owns (and closes if this fails). The
      * node stays owned by the caller.
      *
-     * @param log where one line per run, and per connection dropped, goes (stderr in the CLI)
+     * @param offer the GPUs runs may spread over where the node's memory is GPU memory
+     * @param log   where one line per run, and per connection dropped, goes (stderr in the CLI)
      */
-    TargetServer(Node node, TransportKind transport, ServerSocketChannel server, OobOptions timeouts, Path procfs,
-                 PrintStream log) throws IOException {
+    TargetServer(Node node, Offer offer, TransportKind transport, ServerSocketChannel server, OobOptions timeouts,
+                 Path procfs, PrintStream log) throws IOException {
         this.node = node;
+        this.offer = offer;
         this.transport = transport;
         this.server = server;
         this.timeouts = timeouts;
@@ -254,8 +276,12 @@ final class TargetServer implements AutoCloseable {
     }
 
     private void serveOne(OobChannel c, OobMessage hello) throws IOException {
-        log.println("tcpx4j: run from " + hello.name() + " at " + c.remote() + ": " + hello.bytes() + "-byte buffer");
-        try (TargetSide side = new TargetSide(node, hello.bytes())) {
+        List<Integer> gpus = node.kind() == io.tcpx4j.api.MemoryKind.DRAM ? List.of()
+                : offer.gpus().subList(0, hello.devicesAsked());
+        log.println("tcpx4j: run from " + hello.name() + " at " + c.remote() + ": " + hello.bytes() + "-byte buffer"
+                + (gpus.isEmpty() ? "" : gpus.size() == 1 ? " on GPU " + gpus.get(0)
+                : "s on GPUs " + DeviceList.join(gpus)));
+        try (TargetSide side = new TargetSide(node, gpus, hello.bytes())) {
             node.engine().loadPeer(hello.name(), hello.connInfo());
             c.send(OobMessage.welcome(node.engine().name(), node.engine().connInfo(), side.metadata(),
                     timeouts.timeout, node.channels()));
@@ -274,11 +300,13 @@ final class TargetServer implements AutoCloseable {
                 try {
                     switch (m.op()) {
                         case "fill" -> {
-                            side.fill(m.seed(), checkBytes(m.bytes(), hello.bytes()));
+                            side.fill(m.seed(), m.blockSize(), blocks(m, side));
                             c.send(OobMessage.ok());
                         }
-                        case "verify" -> c.send(OobMessage.verified(
-                                side.verify(m.seed(), checkBytes(m.bytes(), hello.bytes()), m.notes())));
+                        case "verify" -> {
+                            Verified v = side.verify(m.seed(), m.blockSize(), blocks(m, side), m.notes());
+                            c.send(OobMessage.verified(v.mismatches(), v.perGpu()));
+                        }
                         case "raw" -> {
                             long n = m.bytes() == null ? 0 : m.bytes();
                             if (n < 1 || n > 1024) {
@@ -334,6 +362,10 @@ final class TargetServer implements AutoCloseable {
         if (hello.mem() != null && !hello.mem().equals(mem)) {
             return "this target serves --mem " + mem + ", the initiator asked for --mem " + hello.mem();
         }
+        String gpus = gpuRefusal(hello.devicesAsked());
+        if (gpus != null) {
+            return gpus;
+        }
         if (hello.transport() != null && !hello.transport().equals(transport.label())) {
             return "this target runs --transport " + transport.label() + ", the initiator --transport " + hello.transport();
         }
@@ -346,11 +378,36 @@ final class TargetServer implements AutoCloseable {
         return null;
     }
 
-    private static long checkBytes(Long bytes, long max) {
-        if (bytes == null || bytes < 0 || bytes > max) {
-            throw new IllegalArgumentException("range of " + bytes + " bytes outside the run's " + max + "-byte buffer");
+    /** Why this target cannot spread a run's buffers over {@code asked} GPUs, or null. */
+    private String gpuRefusal(int asked) {
+        if (asked < 1) {
+            return "a run over " + asked + " GPUs asked";
         }
-        return bytes;
+        if (node.kind() == io.tcpx4j.api.MemoryKind.DRAM) {
+            return asked == 1 ? null : "this target serves --mem dram (one buffer of host memory), the initiator"
+                    + " asked for " + asked + " target GPUs (--num-target-dev)";
+        }
+        if (offer.required() != null && asked != offer.required()) {
+            return "this target runs --num-target-dev " + offer.required() + ", the initiator asked for " + asked
+                    + " (--num-target-dev)";
+        }
+        if (asked > offer.gpus().size()) {
+            return "this target offers " + offer.gpus().size() + (offer.gpus().size() == 1 ? " GPU" : " GPUs")
+                    + " (--device-list " + DeviceList.join(offer.gpus()) + "), the initiator asked for " + asked
+                    + " (--num-target-dev)";
+        }
+        return null;
+    }
+
+    /** The blocks a fill or verify covers, if the run's buffers hold them. */
+    private static long blocks(OobMessage m, TargetSide side) {
+        long bytes = m.bytes() == null ? -1 : m.bytes();
+        long block = m.blockSize();
+        if (bytes < 0 || block < 1 || bytes % block != 0 || !side.holds(block, bytes / block)) {
+            throw new IllegalArgumentException("range of " + m.bytes() + " bytes in blocks of " + m.block()
+                    + " bytes outside the run's buffers");
+        }
+        return bytes / block;
     }
 
     private static void closeQuietly(Socket s) {

@@ -38,7 +38,8 @@ class BenchReportTest {
                                 double prep, double post, Long mismatches) {
         long bytes = block * batch * iterations;
         return new BenchRow(block, batch, iterations, bytes, seconds, bytes / seconds / 1e9, avg, avg * 0.9, p99,
-                p99 * 2, p99 * 3, prep, prep * 4, post, post * 2, avg - prep - post, p99 - 1, mismatches, null, null);
+                p99 * 2, p99 * 3, prep, prep * 4, post, post * 2, avg - prep - post, p99 - 1, mismatches, null, null,
+                null);
     }
 
     private static List<BenchRow> rows(boolean check) {

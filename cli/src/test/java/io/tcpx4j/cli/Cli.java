@@ -22,10 +22,19 @@ final class Cli {
     }
 
     static Result run(Map<String, String> env, String... args) {
+        return run(env, Backends.CUDA, args);
+    }
+
+    /** On a host whose GPUs are {@code gpus} (a {@link HostGpusDouble}). */
+    static Result run(GpuHost gpus, String... args) {
+        return run(Map.of(), gpus, args);
+    }
+
+    private static Result run(Map<String, String> env, GpuHost gpus, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         Io io = io(out, err, env);
-        int exit = Main.run(args, io);
+        int exit = Main.commandLine(io, gpus).execute(args);
         return new Result(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 

@@ -188,7 +188,7 @@ class ErrorReportsTest {
              OneShotServer fake = new OneShotServer(s -> {
                  OobChannel c = new OobChannel(s);
                  OobMessage hello = c.receive(T);
-                 TargetSide side = new TargetSide(target, hello.bytes());
+                 TargetSide side = new TargetSide(target, java.util.List.of(), hello.bytes());
                  target.engine().loadPeer(hello.name(), hello.connInfo());
                  // a 40 ms timeout: the initiator's keep-alives come every 10 ms
                  c.send(OobMessage.welcome(target.engine().name(), target.engine().connInfo(), side.metadata(),

@@ -1,5 +1,6 @@
 package io.tcpx4j.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.tcpx4j.cli.fleet.LocalEtcd;
 import io.tcpx4j.domain.memory.NativeMemory;
 import org.junit.jupiter.api.AfterEach;
@@ -128,5 +129,25 @@ class FleetBenchTest {
         assertThat(r.exit()).as(r.err()).isEqualTo(1);
         assertThat(r.errLines()).hasSize(1);
         assertThat(r.err()).contains("cannot reach etcd: http://127.0.0.1:" + port);
+    }
+
+    /** On hosts of two GPUs ({@link HostGpusDouble}): each worker's buffers go on the GPUs of its role. */
+    @Test
+    void fleetWorkersSpreadTheirRolesBuffersOverTheirGpus() throws Exception {
+        List<CompletableFuture<Cli.Result>> runs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            CompletableFuture<Cli.Result> f = new CompletableFuture<>();
+            String[] args = MultiGpuBenchTest.bench("--etcd-endpoints", etcd.url().toString(), "--benchmark-group", "gpus",
+                    "--workers", "3", "--scheme", "manytoone", "--mem", "vram", "--mode", "mg", "--device-list", "1,0",
+                    "--num-initiator-dev", "1", "--num-target-dev", "2", "--batch-sizes", "1,2");
+            new Thread(() -> f.complete(Cli.run(new HostGpusDouble(2), args)), "worker").start();
+            runs.add(f);
+        }
+        for (CompletableFuture<Cli.Result> f : runs) {
+            JsonNode doc = MultiGpuBenchTest.json(f.get(200, TimeUnit.SECONDS));
+            // the target holds a slot per initiator: 2 of them
+            MultiGpuBenchTest.everyByteOnEveryGpu(doc, 2);
+            assertThat(MultiGpuBenchTest.ints(doc.get("settings").get("targetDevices"))).containsExactly(1, 0);
+        }
     }
 }

@@ -92,6 +92,23 @@ public final class FleetOptions {
         return null;
     }
 
+    /**
+     * The fewest peers a worker of one role has in this run's scheme: the targets of an initiator
+     * ({@code initiator}), else the initiators of a target. Each peer has blocks of its own in a row.
+     */
+    public int fewestPeers(boolean initiator) {
+        Scheme s = scheme();
+        int w = workers();
+        int fewest = Integer.MAX_VALUE;
+        for (int r = 0; r < w; r++) {
+            int n = initiator ? s.targetsOf(r, w).size() : s.initiatorsOf(r, w).size();
+            if (n > 0) {
+                fewest = Math.min(fewest, n);
+            }
+        }
+        return fewest == Integer.MAX_VALUE ? 1 : fewest;
+    }
+
     List<URI> endpoints() {
         return EtcdClient.parseEndpoints(endpoints);
     }

@@ -1,5 +1,7 @@
 package io.tcpx4j.cli.fleet;
 
+import io.tcpx4j.cli.layout.Stripes;
+
 import java.util.List;
 
 /**
@@ -12,9 +14,11 @@ import java.util.List;
  * @param rows             the rows, in run order
  * @param checkConsistency fill sources with pattern data and check every destination byte of each row
  * @param reversed         descriptor i of a batch covers block {@code batch-1-i} on both sides, else block i
+ * @param initiatorGpus    GPUs an initiator's buffers spread over (1 for host memory), for the fingerprint
+ * @param targetGpus       the same on a target
  */
 public record FleetPlan(boolean write, String transport, String memory, List<Row> rows, boolean checkConsistency,
-                        boolean reversed) {
+                        boolean reversed, int initiatorGpus, int targetGpus) {
 
     /**
      * One row.
@@ -34,14 +38,26 @@ public record FleetPlan(boolean write, String transport, String memory, List<Row
         }
     }
 
-    /** Bytes of one slice of a worker's buffer: the largest transfer of any row. */
-    public long sliceBytes() {
-        return rows.stream().mapToLong(r -> r.blockSize() * r.batchSize()).max().orElse(0);
+    /** A plan of one buffer per worker (host memory, or one GPU). */
+    public FleetPlan(boolean write, String transport, String memory, List<Row> rows, boolean checkConsistency,
+                     boolean reversed) {
+        this(write, transport, memory, rows, checkConsistency, reversed, 1, 1);
+    }
+
+    /**
+     * Bytes of each of a worker's {@code buffers} buffers: room for {@code slots} transfers of the largest
+     * row, its blocks spread over them.
+     */
+    public long bytesPerBuffer(int slots, int buffers) {
+        return rows.stream().mapToLong(r -> Stripes.bytesPerBuffer((long) slots * r.batchSize(), r.blockSize(),
+                buffers)).max().orElse(0);
     }
 
     /** What must be equal on every member of a run. */
     String fingerprint(Scheme scheme, int workers) {
         return scheme.label() + " x" + workers + ", " + (write ? "write" : "read") + " " + memory + " over " + transport
-                + (checkConsistency ? ", checked" : "") + (reversed ? ", reversed" : "") + ", rows " + rows;
+                + (initiatorGpus > 1 || targetGpus > 1 ? " (GPUs per initiator " + initiatorGpus + ", per target "
+                + targetGpus + ")" : "") + (checkConsistency ? ", checked" : "") + (reversed ? ", reversed" : "")
+                + ", rows " + rows;
     }
 }

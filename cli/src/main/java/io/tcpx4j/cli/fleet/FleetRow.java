@@ -17,9 +17,12 @@ import org.HdrHistogram.Histogram;
  * @param post         time of each iteration's {@code write}/{@code read} calls, in ns
  * @param tx           the rest of each iteration: from its last post until every transfer ended, in ns
  * @param mismatches  destination bytes that differed from the source on all workers, null when not checked
+ * @param checkedPerGpu destination bytes checked on all workers, by GPU ordinal (each worker's own GPUs); null
+ *                    when not checked or the destinations are host memory
  */
 public record FleetRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, Histogram latency,
-                       Histogram prep, Histogram post, Histogram tx, Long mismatches) {
+                       Histogram prep, Histogram post, Histogram tx, Long mismatches,
+                       java.util.Map<Integer, Long> checkedPerGpu) {
 
     /** Bytes per second over all initiators, in 10^9. */
     public double gbps() {

@@ -8,6 +8,7 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferStatus;
+import io.tcpx4j.cli.layout.Stripes;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 import org.HdrHistogram.Histogram;
 
@@ -20,21 +21,26 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.zip.DataFormatException;
 
 /**
- * One worker's part of a fleet run: publishes its engine and buffer, loads its peers', then for each
+ * One worker's part of a fleet run: publishes its engine and buffers, loads its peers', then for each
  * row of the plan (between a start and an end barrier of all workers) either initiates transfers to
  * its targets or serves its initiators, and reports the row over all workers.
  *
  * <p>An initiator's iteration posts one transfer to each of its targets, then waits for all of them;
  * its last measured iteration carries a notification per target, which tells the target that the
  * row's data is in place. With {@code --check-consistency} each (initiator, target) pair uses a pattern
- * of its own in a slice of its own on both sides, and the side that received checks every byte: the
+ * of its own in a slot of its own on both sides, and the side that received checks every byte: the
  * target after a WRITE row, the initiator after a READ row.
+ *
+ * <p>A worker's memory is one buffer, or one per GPU its role spreads over; slot s of a row of batch size
+ * n covers blocks {@code [s x n, (s + 1) x n)} of the row, laid out as {@link Stripes} on each side (the
+ * initiator learns the target's buffers, and so its GPUs, from their published metadata).
  *
  * <p><b>Not thread-safe</b>: one worker thread runs it.
  */
@@ -45,13 +51,16 @@ final class FleetRunner {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long HIGHEST_NANOS = 3_600_000_000_000L;
 
-    /** What each worker publishes when it joins. */
-    record Info(String name, byte[] connInfo, byte[] metadata, String fingerprint, long seed) {
+    /** What each worker publishes when it joins: its buffers' metadata in block order. */
+    record Info(String name, byte[] connInfo, List<byte[]> metadata, String fingerprint, long seed) {
     }
 
-    /** What each worker publishes at the end of a row (targets: mismatches only). */
+    /**
+     * What each worker publishes at the end of a row (targets: the check only); {@code checked} is the bytes
+     * the worker checked per GPU.
+     */
     record Result(long bytes, int iterations, long elapsedNanos, byte[] latency, byte[] prep, byte[] post, byte[] tx,
-                  Long mismatches) {
+                  Long mismatches, Map<Integer, Long> checked) {
     }
 
     private final FleetGroup group;
@@ -89,14 +98,18 @@ final class FleetRunner {
 
     /** Runs every row (or those before {@code stop} turned true) and returns them. */
     List<FleetRow> run() throws IOException, InterruptedException {
-        long slice = plan.sliceBytes();
-        MemoryDescriptor buffer = node.allocate(slice * scheme.slots(me, workers));
+        int gpus = Math.max(1, node.devices().size());
+        Stripes buffers = node.allocate(plan.bytesPerBuffer(scheme.slots(me, workers), gpus));
         boolean quiet = false;
-        try (RegisteredMemory registration = engine.register(buffer)) {
-            join(registration);
+        List<RegisteredMemory> registrations = new ArrayList<>();
+        try {
+            for (MemoryDescriptor b : buffers.buffers()) {
+                registrations.add(engine.register(b));
+            }
+            join(registrations);
             List<FleetRow> rows = new ArrayList<>();
             for (int k = 0; k < plan.rows().size() && !stop.getAsBoolean(); k++) {
-                FleetRow r = row(k, plan.rows().get(k), buffer, slice);
+                FleetRow r = row(k, plan.rows().get(k), buffers);
                 if (r == null) {
                     break;
                 }
@@ -110,17 +123,19 @@ final class FleetRunner {
             quiet = node.awaitQuiet(Duration.ofSeconds(10));
             return rows;
         } finally {
+            registrations.forEach(RegisteredMemory::close);
             // a buffer a transfer may still touch is leaked rather than freed under it
-            if (quiet) {
-                node.free(buffer);
+            if (quiet || registrations.size() < buffers.count()) {
+                node.free(buffers);
             }
         }
     }
 
     /** Publishes this worker, waits for all, checks they run the same plan, and loads the peers. */
-    private void join(RegisteredMemory registration) throws IOException, InterruptedException {
+    private void join(List<RegisteredMemory> registrations) throws IOException, InterruptedException {
         String fingerprint = plan.fingerprint(scheme, workers);
-        Info mine = new Info(engine.name(), engine.connInfo(), registration.publicMetadata(), fingerprint,
+        Info mine = new Info(engine.name(), engine.connInfo(),
+                registrations.stream().map(RegisteredMemory::publicMetadata).toList(), fingerprint,
                 ThreadLocalRandom.current().nextLong());
         Map<Integer, byte[]> all = group.exchange("info", JSON.writeValueAsBytes(mine),
                 "all " + workers + " workers to join", joinWait);
@@ -136,7 +151,9 @@ final class FleetRunner {
         for (int t : targets) {
             Info info = infos.get(t);
             engine.loadPeer(info.name(), info.connInfo());
-            engine.loadRemoteMetadata(info.name(), info.metadata());
+            for (byte[] region : info.metadata()) {
+                engine.loadRemoteMetadata(info.name(), region);
+            }
         }
         for (int i : initiators) {
             Info info = infos.get(i);
@@ -145,23 +162,21 @@ final class FleetRunner {
     }
 
     /** One row on this worker, then its report over all workers; null when stopped before it ended here. */
-    private FleetRow row(int k, FleetPlan.Row row, MemoryDescriptor buffer, long slice)
-            throws IOException, InterruptedException {
-        long bytes = row.blockSize() * row.batchSize();
+    private FleetRow row(int k, FleetPlan.Row row, Stripes buffers) throws IOException, InterruptedException {
         String what = "row " + (k + 1) + " (" + row.blockSize() + " x " + row.batchSize() + ")";
         if (plan.checkConsistency()) {
             if (plan.write()) {
                 for (int t : targets) {
-                    node.fill(slice(buffer, slice, me, t, me), bytes, seed(k, me, t));
+                    node.fill(buffers, first(me, t, me, row), row.batchSize(), row.blockSize(), seed(k, me, t));
                 }
             } else {
                 for (int i : initiators) {
-                    node.fill(slice(buffer, slice, i, me, me), bytes, seed(k, i, me));
+                    node.fill(buffers, first(i, me, me, row), row.batchSize(), row.blockSize(), seed(k, i, me));
                 }
             }
         }
         group.exchange("row-" + k + "-start", new byte[0], what + " to start", barrierWait);
-        Result mine = targets.isEmpty() ? serve(k, bytes, buffer, slice) : initiate(k, row, buffer, slice);
+        Result mine = targets.isEmpty() ? serve(k, row, buffers) : initiate(k, row, buffers);
         if (mine == null) {
             return null;
         }
@@ -171,8 +186,7 @@ final class FleetRunner {
     }
 
     /** The initiator's row: warm-up, then measured iterations; its result, or null when stopped meanwhile. */
-    private Result initiate(int k, FleetPlan.Row row, MemoryDescriptor buffer, long slice)
-            throws InterruptedException {
+    private Result initiate(int k, FleetPlan.Row row, Stripes buffers) throws InterruptedException {
         int n = targets.size();
         String[] peers = new String[n];
         List<List<MemoryDescriptor>> local = new ArrayList<>();
@@ -181,10 +195,10 @@ final class FleetRunner {
         for (int j = 0; j < n; j++) {
             int t = targets.get(j);
             peers[j] = infos.get(t).name();
-            MemoryDescriptor theirs = RegionMetadata.decode(infos.get(t).metadata()).region()
-                    .slice(scheme.slot(t, me, t, workers) * slice, slice);
-            local.add(descriptors(slice(buffer, slice, me, t, me), row));
-            remote.add(descriptors(theirs, row));
+            Stripes theirs = new Stripes(infos.get(t).metadata().stream()
+                    .map(m -> RegionMetadata.decode(m).region()).toList());
+            local.add(descriptors(buffers, first(me, t, me, row), row));
+            remote.add(descriptors(theirs, first(me, t, t, row), row));
             landed[j] = landed(k, me, t);
         }
         Transfer[] inFlight = new Transfer[n];
@@ -214,16 +228,18 @@ final class FleetRunner {
         }
         long elapsed = Math.max(1, System.nanoTime() - start);
         Long mismatches = null;
+        Map<Integer, Long> checked = new TreeMap<>();
         if (plan.checkConsistency() && !plan.write()) {
             long bad = 0;
             for (int t : targets) {
-                bad += node.verify(slice(buffer, slice, me, t, me), row.blockSize() * row.batchSize(), seed(k, me, t));
+                bad += node.verify(buffers, first(me, t, me, row), row.batchSize(), row.blockSize(), seed(k, me, t),
+                        checked);
             }
             mismatches = bad;
         }
         long bytes = row.blockSize() * row.batchSize() * n * (long) row.iterations();
         return new Result(bytes, row.iterations(), elapsed, encode(latency), encode(prep), encode(post), encode(tx),
-                mismatches);
+                mismatches, checked);
     }
 
     /**
@@ -274,9 +290,9 @@ final class FleetRunner {
     /**
      * The target's row: waits for each initiator's last notification of the row (in slices, asking
      * etcd in between whether the run broke elsewhere), then, after a checked WRITE, checks each
-     * initiator's slice. Null when stopped meanwhile.
+     * initiator's slot. Null when stopped meanwhile.
      */
-    private Result serve(int k, long bytes, MemoryDescriptor buffer, long slice) throws IOException {
+    private Result serve(int k, FleetPlan.Row row, Stripes buffers) throws IOException {
         long deadline = System.nanoTime() + barrierWait.toNanos();
         for (int i : initiators) {
             byte[] note = landed(k, i, me);
@@ -295,14 +311,16 @@ final class FleetRunner {
             }
         }
         Long mismatches = null;
+        Map<Integer, Long> checked = new TreeMap<>();
         if (plan.checkConsistency() && plan.write()) {
             long bad = 0;
             for (int i : initiators) {
-                bad += node.verify(slice(buffer, slice, i, me, me), bytes, seed(k, i, me));
+                bad += node.verify(buffers, first(i, me, me, row), row.batchSize(), row.blockSize(), seed(k, i, me),
+                        checked);
             }
             mismatches = bad;
         }
-        return new Result(0, 0, 0, null, null, null, null, mismatches);
+        return new Result(0, 0, 0, null, null, null, null, mismatches, checked);
     }
 
     /** The row over all workers, from every worker's result. */
@@ -314,6 +332,7 @@ final class FleetRunner {
         long bytes = 0;
         long longest = 0;
         long mismatches = 0;
+        Map<Integer, Long> checked = new TreeMap<>();
         for (Map.Entry<Integer, byte[]> e : all.entrySet()) {
             Result r = JSON.readValue(e.getValue(), Result.class);
             bytes += r.bytes();
@@ -327,24 +346,27 @@ final class FleetRunner {
             if (r.mismatches() != null) {
                 mismatches += r.mismatches();
             }
+            if (r.checked() != null) {
+                r.checked().forEach((gpu, n) -> checked.merge(gpu, n, Long::sum));
+            }
         }
         return new FleetRow(row.blockSize(), row.batchSize(), row.iterations(), bytes, longest / 1e9, latency, prep,
-                post, tx, plan.checkConsistency() ? mismatches : null);
+                post, tx, plan.checkConsistency() ? mismatches : null,
+                plan.checkConsistency() && !checked.isEmpty() ? checked : null);
     }
 
     /**
-     * The slice of {@code buffer} that worker {@code side} uses for the pair (initiator, target).
+     * The first block of the slot that worker {@code side} uses for the pair (initiator, target) in a row.
      */
-    private MemoryDescriptor slice(MemoryDescriptor buffer, long slice, int initiator, int target, int side) {
-        return buffer.slice(scheme.slot(side, initiator, target, workers) * slice, slice);
+    private long first(int initiator, int target, int side, FleetPlan.Row row) {
+        return (long) scheme.slot(side, initiator, target, workers) * row.batchSize();
     }
 
-    /** A transfer's descriptors in {@code region}: block i, or batch-1-i when reversed. */
-    private List<MemoryDescriptor> descriptors(MemoryDescriptor region, FleetPlan.Row row) {
+    /** A transfer's descriptors from block {@code first} of {@code buffers}: block i, or batch-1-i when reversed. */
+    private List<MemoryDescriptor> descriptors(Stripes buffers, long first, FleetPlan.Row row) {
         MemoryDescriptor[] d = new MemoryDescriptor[row.batchSize()];
         for (int i = 0; i < d.length; i++) {
-            long at = (plan.reversed() ? d.length - 1 - i : i) * row.blockSize();
-            d[i] = region.slice(at, row.blockSize());
+            d[i] = buffers.block(first + (plan.reversed() ? d.length - 1 - i : i), row.blockSize());
         }
         return List.of(d);
     }
