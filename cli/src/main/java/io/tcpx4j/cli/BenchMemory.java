@@ -183,7 +183,10 @@ final class BenchMemory {
         }
     }
 
-    /** The bytes at {@code address} that differ from pattern bytes {@code [from, from + n)} of a range placed at {@code at}. */
+    /**
+     * The bytes at {@code address} that differ from pattern bytes {@code [from, from + n)} of a range placed at
+     * {@code at}.
+     */
     private static long verifyRuns(long address, long from, long n, long seed, Stripes.Placement at) {
         long bad = 0;
         for (long x = from, end; x < from + n; x = end) {

@@ -75,7 +75,8 @@ final class FleetBench {
                 us(h.getValueAtPercentile(99.9)), us(h.getMaxValue()),
                 us(r.prep().getMean()), us(r.prep().getValueAtPercentile(99)),
                 us(r.post().getMean()), us(r.post().getValueAtPercentile(99)),
-                us(r.tx().getMean()), us(r.tx().getValueAtPercentile(99)), r.mismatches(), r.checkedPerGpu(), null, null);
+                us(r.tx().getMean()), us(r.tx().getValueAtPercentile(99)), r.mismatches(), r.checkedPerGpu(), null,
+                null);
     }
 
     private static double us(double nanos) {

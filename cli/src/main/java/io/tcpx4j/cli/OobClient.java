@@ -38,7 +38,10 @@ final class OobClient implements TargetHandle {
         this.channels = welcome.channels();
     }
 
-    /** As {@link #open(OobChannel, String, byte[], long, String, String, Duration, Duration, PrintStream, int)}, one buffer. */
+    /**
+     * As {@link #open(OobChannel, String, byte[], long, String, String, Duration, Duration, PrintStream, int)},
+     * for one buffer.
+     */
     static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport,
                           Duration timeout, Duration pingInterval, PrintStream notices) throws IOException {
         return open(channel, name, connInfo, bytes, mem, transport, timeout, pingInterval, notices, 1);
@@ -56,7 +59,8 @@ final class OobClient implements TargetHandle {
      *                               connection before its welcome: a later connection may be served
      */
     static OobClient open(OobChannel channel, String name, byte[] connInfo, long bytes, String mem, String transport,
-                          Duration timeout, Duration pingInterval, PrintStream notices, int devices) throws IOException {
+                          Duration timeout, Duration pingInterval, PrintStream notices, int devices)
+            throws IOException {
         OobMessage welcome;
         try {
             channel.send(OobMessage.hello(name, connInfo, bytes, mem, transport, timeout, devices));

@@ -79,8 +79,8 @@ record OobMessage(String op, Integer version, String name, byte[] connInfo, byte
 
     /** Fill {@code bytes} in blocks of {@code block} bytes. */
     static OobMessage fill(long seed, long bytes, long block) {
-        return new OobMessage("fill", null, null, null, null, bytes, null, null, seed, null, null, null, null, null, null,
-                null, null, block, null);
+        return new OobMessage("fill", null, null, null, null, bytes, null, null, seed, null, null, null, null, null,
+                null, null, null, block, null);
     }
 
     /** Verify {@code bytes} in blocks of {@code block} bytes. */

@@ -25,7 +25,7 @@ interface TargetHandle extends AutoCloseable {
     /** The target's buffers, as published, laid out as the target lays out a row's blocks. */
     Stripes buffers();
 
-    /** Fills blocks {@code [0, count)} of a row of {@code block}-byte blocks of the target with pattern {@code seed}. */
+    /** Fills blocks {@code [0, count)} of a row of {@code block}-byte blocks with pattern {@code seed}. */
     void fill(long seed, long block, long count);
 
     /** Waits for every notification of {@code landed}, then checks the blocks {@link #fill} would write. */

@@ -90,7 +90,10 @@ final class TargetServer implements AutoCloseable {
         }
     }
 
-    /** As {@link #TargetServer(Node, Offer, TransportKind, ServerSocketChannel, OobOptions, Path, PrintStream)}, on GPU 0. */
+    /**
+     * As {@link #TargetServer(Node, Offer, TransportKind, ServerSocketChannel, OobOptions, Path, PrintStream)},
+     * serving GPU memory from GPU 0.
+     */
     TargetServer(Node node, TransportKind transport, ServerSocketChannel server, OobOptions timeouts, Path procfs,
                  PrintStream log) throws IOException {
         this(node, new Offer(List.of(0), null), transport, server, timeouts, procfs, log);

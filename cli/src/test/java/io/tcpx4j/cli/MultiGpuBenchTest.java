@@ -23,8 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Bench runs whose sides spread their buffers over several GPUs, on a host of two GPUs made of host
  * memory ({@link HostGpusDouble}): embedded and two-host (with {@code serve} and {@code --role target});
- * fleet runs are in {@link FleetBenchTest}. Every byte is checked on every GPU, the report names each side's GPUs and the bytes checked on
- * each, and a corrupted byte fails the check.
+ * fleet runs are in {@link FleetBenchTest}. Every byte is checked on every GPU, the report names each side's
+ * GPUs and the bytes checked on each, and a corrupted byte fails the check.
  */
 @Timeout(240)
 class MultiGpuBenchTest {
@@ -202,5 +202,30 @@ class MultiGpuBenchTest {
                 "mg", "--num-target-dev", "2", "--batch-sizes", "2")));
         everyByteOnEveryGpu(two, 1);
         assertThat(target.get(30, TimeUnit.SECONDS)).as(err.toString(StandardCharsets.UTF_8)).isZero();
+    }
+
+    @Test
+    void aTargetThatServesOneBufferWhereSeveralWereAskedFailsTheRunInOneLine() throws Exception {
+        // what a target that does not know the request does: one buffer, whatever was asked
+        try (java.net.ServerSocket server = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            CompletableFuture<Void> fake = CompletableFuture.runAsync(() -> {
+                try (java.net.Socket s = server.accept(); OobChannel c = new OobChannel(s)) {
+                    OobMessage hello = c.receive(java.time.Duration.ofSeconds(10));
+                    assertThat(hello.devicesAsked()).isEqualTo(2);
+                    c.send(OobMessage.welcome("old-target", new byte[] {1}, List.of(new byte[] {2}),
+                            java.time.Duration.ofSeconds(10), 2));
+                    c.receive(java.time.Duration.ofSeconds(10));
+                } catch (java.io.IOException e) {
+                    // the initiator closes the connection when it gives up: the end of this script
+                }
+            });
+            Cli.Result r = Cli.run(TWO, bench("--role", "initiator", "--peer", "127.0.0.1:" + server.getLocalPort(),
+                    "--mem", "vram", "--mode", "mg", "--num-target-dev", "2", "--batch-sizes", "2"));
+            assertThat(r.exit()).isEqualTo(1);
+            assertThat(r.errLines()).as(r.err()).hasSize(1);
+            assertThat(r.err()).contains("registered 1 buffer(s) for a run that asked for 2 GPUs (--num-target-dev);"
+                    + " is it an older tcpx4j?");
+            fake.get(30, TimeUnit.SECONDS);
+        }
     }
 }
