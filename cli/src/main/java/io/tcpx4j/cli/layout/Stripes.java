@@ -80,7 +80,7 @@ public final class Stripes {
         long firstHere = first + Math.floorMod(i - first, n);
         long end = first + count;
         long blocks = firstHere < end ? (end - 1 - firstHere) / n + 1 : 0;
-        MemoryDescriptor region = buffers.get(i).slice(firstHere / n * block, blocks * block);
+        MemoryDescriptor region = buffers.get(i).slice(blocks == 0 ? 0 : firstHere / n * block, blocks * block);
         return new Part(region, new Placement(block, firstHere - first, n));
     }
 

@@ -67,6 +67,16 @@ class StripesTest {
     }
 
     @Test
+    void aBufferWithoutBlocksInTheRangeHasAnEmptyPart() {
+        // one block, slot 3 of a batch of 1, over two buffers sized for 4 blocks: buffer 0 holds none of it
+        Stripes s = new Stripes(List.of(gpu0.slice(0, 2 * K), gpu1.slice(0, 2 * K)));
+        assertThat(s.part(0, 3, 1, K).region().length()).isZero();
+        assertThat(s.part(1, 3, 1, K).region()).isEqualTo(gpu1.slice(K, K));
+        assertThat(new Stripes(List.of(gpu0.slice(0, K), gpu1.slice(0, K), gpu2.slice(0, K))).part(2, 0, 1, K)
+                .region().length()).isZero();
+    }
+
+    @Test
     void buffersHoldTheirShareOfTheLargestRow() {
         assertThat(Stripes.bytesPerBuffer(3, K, 2)).isEqualTo(2 * K);
         assertThat(Stripes.bytesPerBuffer(4, K, 2)).isEqualTo(2 * K);
