@@ -3,6 +3,7 @@ package io.tcpx4j.inject;
 import com.google.inject.AbstractModule;
 import com.google.inject.Guice;
 import io.tcpx4j.api.EngineConfig;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.TransferEngine;
@@ -57,6 +58,24 @@ class WarmUpTest {
                 assertThat(stats.registeredRegions()).as("nor registered memory").isZero();
                 assertThat(threadNames()).as("the warm-up's threads are gone once it ended")
                         .noneMatch(n -> n.contains("warm-up") || n.equals("tcpx4j-warmup"));
+            } finally {
+                life.stop();
+            }
+        }
+    }
+
+    @Test
+    void anApplicationThatDrivesItsEngineItselfStillGetsAWholeWarmUp() throws Exception {
+        try (InMemoryFabric fabric = new InMemoryFabric()) {
+            EngineConfig config = EngineConfig.defaults("app").withWarmUp(400)
+                    .withProgress(Progress.defaults().withDriver(Progress.Driver.CALLER));
+            EngineLifecycle life = lifecycle(fabric, new EngineModule(config));
+            try {
+                life.start();
+                WarmUp.Result r = life.warmUp().await(Duration.ofSeconds(60));
+                assertThat(r).as("warm-up ended").isNotNull();
+                assertThat(r.stoppedBecause()).as("every planned transfer ran").isNull();
+                assertThat(r.transfers()).isEqualTo(400);
             } finally {
                 life.stop();
             }

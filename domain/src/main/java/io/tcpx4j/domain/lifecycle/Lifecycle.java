@@ -4,6 +4,7 @@ import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.domain.Engine;
+import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -104,9 +105,12 @@ public final class Lifecycle implements AutoCloseable {
             return null;
         }
         io.tcpx4j.domain.EngineConfig base = config.withListen(config.listenHost(), 0).withAgents(1);
+        // the warm-up's thread drives its initiator as the application would (driveUntilEnded); nothing
+        // drives the private target but a thread of its own, whichever driver the application chose
         Engine initiator = new Engine(base.withName(config.name() + "/warm-up-initiator"), transport, memory,
                 forInitiator, clock);
-        Engine target = new Engine(base.withName(config.name() + "/warm-up-target"), transport, memory,
+        Engine target = new Engine(base.withName(config.name() + "/warm-up-target")
+                .withProgress(base.progress().withDriver(Progress.Driver.THREAD)), transport, memory,
                 forTarget, clock);
         try {
             initiator.start();
