@@ -215,7 +215,10 @@ class EngineMetricsTest {
             // alpha goes: the default keeps its last counts for the next scrapes, the other drops them
             assertThat(PrometheusText.parse(dropping.scrape()).sum("tcpx4j_served_transfers_total", write)).isEqualTo(writes);
             alpha.metered.disconnect("beta");
-            awaitValue(() -> dropping.find(EngineGauges.SERVED_TRANSFERS).meters().isEmpty() ? 1 : 0, 1);
+            // the agent thread removes the peer's meters one by one: wait until the last kind is gone too
+            awaitValue(() -> dropping.find(EngineGauges.SERVED_TRANSFERS).meters().isEmpty()
+                    && dropping.find(EngineGauges.SERVED_BYTES).meters().isEmpty()
+                    && dropping.find(EngineGauges.SERVED_REFUSALS).meters().isEmpty() ? 1 : 0, 1);
             PrometheusText dropped = PrometheusText.parse(dropping.scrape());
             assertThat(dropped.find("tcpx4j_served_transfers_total")).isEmpty();
             assertThat(dropped.find("tcpx4j_served_bytes_total")).isEmpty();
