@@ -140,7 +140,7 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         }
         if (ctx.config().progress().driver() == Progress.Driver.THREAD) {
             IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(maxBlockMillis),
-                    CpuContention.fromSchedstat());
+                    CpuContention.fromSchedstat(), clock);
             runner = new AgentRunner(idle, this::logFailure, null, this);
             AgentRunner.startOnThread(runner, r -> {
                 Thread t = new Thread(r);
@@ -266,7 +266,7 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     public TransferStatus driveUntilEnded(PostedTransfer x, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(Math.min(maxBlockMillis,
-                Math.max(0, (deadline - System.nanoTime()) / 1_000_000))), CpuContention.ofCurrentThread());
+                Math.max(0, (deadline - System.nanoTime()) / 1_000_000))), CpuContention.ofCurrentThread(), clock);
         while (!x.isEnded()) {
             int work = doWork();
             if (x.isEnded() || System.nanoTime() - deadline >= 0) {

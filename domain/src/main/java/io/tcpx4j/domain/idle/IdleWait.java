@@ -1,6 +1,7 @@
 package io.tcpx4j.domain.idle;
 
 import io.tcpx4j.domain.Progress;
+import io.tcpx4j.domain.port.out.Clock;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.util.concurrent.locks.LockSupport;
@@ -29,6 +30,7 @@ public final class IdleWait implements IdleStrategy {
     private final long spinNanos;
     private final Waiter waiter;
     private final CpuContention contention;
+    private final Clock clock;
     /** The spin of the current run of empty cycles: {@link #spinNanos}, or 0 on a contended CPU. */
     private long spinNow;
     /** Whether the last cycle found nothing to do, and since when. */
@@ -36,10 +38,12 @@ public final class IdleWait implements IdleStrategy {
     private long idleSince;
     private long parkNanos;
 
-    public IdleWait(long spinNanos, Waiter waiter, CpuContention contention) {
+    /** {@code clock} times the spin and the contention checks. */
+    public IdleWait(long spinNanos, Waiter waiter, CpuContention contention, Clock clock) {
         this.spinNanos = spinNanos;
         this.waiter = waiter;
         this.contention = contention;
+        this.clock = clock;
     }
 
     @Override
@@ -53,7 +57,7 @@ public final class IdleWait implements IdleStrategy {
 
     @Override
     public void idle() {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         if (!idling) {
             idling = true;
             idleSince = now;
