@@ -215,6 +215,15 @@ public final class Engine implements TransferEngine {
         return manual || config.progress().driver() == Progress.Driver.CALLER;
     }
 
+    /** How often the agents' drivers blocked in the kernel waiting for an event so far. */
+    long driverBlocks() {
+        long n = 0;
+        for (ProgressAgent a : agents) {
+            n += a.blocks();
+        }
+        return n;
+    }
+
     /** The agent that serves {@code peer}. */
     private ProgressAgent agentOf(String peer) {
         return agents[ConnInfo.agentFor(peer, agents.length)];

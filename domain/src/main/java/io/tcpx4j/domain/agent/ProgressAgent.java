@@ -333,4 +333,9 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     public long dutyCycles() {
         return dutyCycles;
     }
+
+    /** How often a driver blocked in the kernel waiting for this agent's events so far. */
+    public long blocks() {
+        return readiness.blocks();
+    }
 }

@@ -29,6 +29,8 @@ public final class IdleSelector implements AutoCloseable {
     };
     private volatile boolean waiting;
     private volatile boolean signaled;
+    /** Waits that blocked in the selector; written by the driver, read from any thread. */
+    private volatile long blocks;
 
     public IdleSelector() {
         selector = openSelector();
@@ -64,6 +66,7 @@ public final class IdleSelector implements AutoCloseable {
         waiting = true;
         try {
             if (!signaled && stillIdle.getAsBoolean()) {
+                blocks++;
                 selector.select(onReady, Math.max(1, timeoutMillis));
             }
         } catch (IOException e) {
@@ -72,6 +75,11 @@ public final class IdleSelector implements AutoCloseable {
             waiting = false;
             signaled = false;
         }
+    }
+
+    /** How many waits blocked in the selector so far. */
+    public long blocks() {
+        return blocks;
     }
 
     /** Ends a wait in progress, or skips the next one; cheap when nobody waits. */
