@@ -39,10 +39,10 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
 
     private static final System.Logger LOG = System.getLogger(ProgressAgent.class.getName());
     /**
-     * New control connections are rare, and a handshake takes several round trips: a cycle polls the
-     * listener at most once a millisecond unless a driver's wait found it ready.
+     * How often a cycle polls the listener for new control connections (rare, and a handshake takes several
+     * round trips; sooner when a driver's wait found it ready) and does housekeeping (deregistration, queued
+     * work past its timeout, redials).
      */
-    private static final long ACCEPT_POLL_NANOS = 1_000_000;
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
     /** Longest a driver blocks: bounds how late housekeeping (deregistration, redials) runs. */
     private static final long MAX_BLOCK_MILLIS = 100;
@@ -75,7 +75,6 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     // driver only (dutyCycles is read racily by stats())
     private long dutyCycles;
     private long lastHousekeeping;
-    private long lastAccept;
     private boolean acceptDue;
 
     /**
@@ -148,11 +147,6 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
                 return t;
             });
         }
-    }
-
-    /** Whether a thread of the agent's own drives it. */
-    boolean threaded() {
-        return runner != null;
     }
 
     /**
@@ -310,16 +304,16 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         dutyCycles++;
         int work = commands.runAll();
         long now = clock.nanoTime();
-        if (acceptDue || now - lastAccept >= ACCEPT_POLL_NANOS) {
+        boolean housekeeping = now - lastHousekeeping >= HOUSEKEEPING_NANOS;
+        if (acceptDue || housekeeping) {
             acceptDue = false;
-            lastAccept = now;
             work += listener == null ? 0 : listener.acceptInto(directory::accepted, engineName);
         }
         work += directory.doWork(now);
         if (severalAgents) {
             awaitsTransport = !directory.quiet(false);
         }
-        if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
+        if (housekeeping) {
             lastHousekeeping = now;
             if (reclaims != null) {
                 work += reclaims.reclaim();
