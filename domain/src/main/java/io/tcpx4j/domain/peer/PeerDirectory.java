@@ -3,7 +3,6 @@ package io.tcpx4j.domain.peer;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.control.ControlPoll;
 import io.tcpx4j.domain.datapath.PeerTraffic;
 import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.log.RateLimitedLog;
@@ -37,7 +36,6 @@ public final class PeerDirectory {
     private final IdleSelector readiness;
     private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
-    private final ControlPoll poll = new ControlPoll();
     private final RateLimitedLog failures = new RateLimitedLog(System.getLogger(PeerDirectory.class.getName()));
     private boolean connectionsClosed;
 
@@ -134,20 +132,20 @@ public final class PeerDirectory {
     public void accepted(SocketChannel s) throws IOException {
         Events events = new Events(null);
         events.conn = Connection.accepted(ctx, events, s);
-        events.conn.watch(readiness, poll);
+        events.conn.watch(readiness);
         connections.add(events.conn);
     }
 
     /**
-     * One duty cycle of every connection. With more than one, a {@link ControlPoll} first finds the
-     * control sockets with bytes to read, and only those are read: one system call per cycle in place
+     * One duty cycle of every connection. With more than one, a poll of the agent's readiness first finds
+     * the control sockets with bytes to read, and only those are read: one system call per cycle in place
      * of one per connection.
      */
     public int doWork(long now) {
         int work = 0;
         boolean polled = connections.size() > 1;
         if (polled) {
-            poll.poll();
+            readiness.poll();
         }
         for (int i = 0; i < connections.size(); i++) {
             Connection c = connections.get(i);
@@ -165,7 +163,7 @@ public final class PeerDirectory {
             connections.removeIf(Connection::isClosed);
             // a socket closed while a selector holds its key keeps its descriptor until that selector
             // selects again, which the poll would not do while one connection or none is left
-            poll.poll();
+            readiness.poll();
         }
         return work;
     }
@@ -216,7 +214,6 @@ public final class PeerDirectory {
         for (Peer p : peers.values()) {
             failPending(p, reason);
         }
-        poll.close();
     }
 
     private void dial(Peer p) {
@@ -229,7 +226,7 @@ public final class PeerDirectory {
         try {
             Events events = new Events(p);
             events.conn = Connection.dial(ctx, events, p.name, p.address(), info.secret());
-            events.conn.watch(readiness, poll);
+            events.conn.watch(readiness);
             p.connectedBy(events.conn);
             connections.add(events.conn);
         } catch (IOException | RuntimeException e) {

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain.control;
 
 import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
 import org.junit.jupiter.api.Test;
@@ -17,14 +18,14 @@ import java.nio.channels.SocketChannel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** How a control stream whose reads follow the {@link ControlPoll} decides that a read is due. */
+/** How a control stream whose reads follow the agent's poll ({@link IdleSelector#poll()}) decides that a read is due. */
 class ControlStreamReadTest {
 
     @Test
     void aReadStoppedAtItsBudgetIsDueAgainWithoutThePoll() throws IOException {
         int pings = 20_000; // 5 bytes each: about 12 fills of the reader's 8 KiB buffer
         try (ServerSocketChannel server = ServerSocketChannel.open();
-             ControlPoll poll = new ControlPoll()) {
+             IdleSelector poll = new IdleSelector()) {
             server.setOption(StandardSocketOptions.SO_RCVBUF, 1 << 20); // holds every ping before any read
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             try (SocketChannel peer = SocketChannel.open(server.getLocalAddress())) {
@@ -95,7 +96,7 @@ class ControlStreamReadTest {
      * Blocks until {@code socket} is readable (loopback delivery is not instantaneous; 10 s turn a delivery
      * that never comes into a failure), then polls once: the poll must report it.
      */
-    private static void awaitPoll(ControlPoll poll, SocketChannel socket, ControlStream stream) throws IOException {
+    private static void awaitPoll(IdleSelector poll, SocketChannel socket, ControlStream stream) throws IOException {
         try (Selector kernel = Selector.open()) {
             socket.register(kernel, SelectionKey.OP_READ);
             assertThat(kernel.select(10_000)).as("the socket turned readable within 10 s").isPositive();

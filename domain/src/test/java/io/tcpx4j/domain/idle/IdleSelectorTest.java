@@ -5,10 +5,14 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -17,8 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * {@link IdleSelector}: a wait blocks in the kernel until a watched channel is ready or {@link IdleSelector#wake()}
- * is called. Every wait here asks for ten minutes: only the event can end it before the test's 30 s bound, which
- * turns a wait the event failed to end into a failure.
+ * is called, and a poll tells the watchers of the channels ready now. Every wait here asks for ten minutes: only
+ * the event can end it before the test's 30 s bound, which turns a wait the event failed to end into a failure.
  */
 class IdleSelectorTest {
 
@@ -75,12 +79,74 @@ class IdleSelectorTest {
     }
 
     @Test
+    void aPollTellsOnlyTheWatchersWhoseSocketHasBytes() throws IOException {
+        try (ServerSocketChannel server = ServerSocketChannel.open();
+             IdleSelector poll = new IdleSelector()) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            List<SocketChannel> writers = new ArrayList<>();
+            List<SocketChannel> readers = new ArrayList<>();
+            List<String> told = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    writers.add(SocketChannel.open(server.getLocalAddress()));
+                    SocketChannel r = server.accept();
+                    r.configureBlocking(false);
+                    readers.add(r);
+                    String name = "conn" + i;
+                    poll.watch(r, SelectionKey.OP_READ, () -> told.add(name));
+                }
+                assertThat(poll.poll()).as("nothing sent yet").isZero();
+                assertThat(told).isEmpty();
+
+                writers.get(1).write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+                awaitPoll(poll, readers, told);
+                assertThat(told).containsExactly("conn1");
+
+                told.clear();
+                assertThat(poll.poll()).as("bytes not yet read: still readable").isEqualTo(1);
+                assertThat(told).containsExactly("conn1");
+
+                told.clear();
+                readers.get(1).read(ByteBuffer.allocate(16));
+                writers.get(2).close();
+                awaitPoll(poll, readers, told);
+                assertThat(told).as("the end of a stream is news too").containsExactly("conn2");
+                assertThat(poll.blocks()).as("a poll never blocks").isZero();
+            } finally {
+                for (SocketChannel c : writers) {
+                    c.close();
+                }
+                for (SocketChannel c : readers) {
+                    c.close();
+                }
+            }
+        }
+    }
+
+    @Test
     void aClosedChannelIsNotWatched() throws IOException {
         try (IdleSelector s = new IdleSelector()) {
             SocketChannel closed = SocketChannel.open();
             closed.close();
             assertThat(s.watch(closed, SelectionKey.OP_READ, null)).isNull();
+            assertThat(s.poll()).isZero();
         }
+    }
+
+    /**
+     * Blocks until one of {@code readers} is readable (loopback delivery is not instantaneous; 10 s turn a
+     * delivery that never comes into a failure), then polls once.
+     */
+    private static void awaitPoll(IdleSelector poll, List<SocketChannel> readers, List<String> told)
+            throws IOException {
+        try (Selector kernel = Selector.open()) {
+            for (SocketChannel r : readers) {
+                r.register(kernel, SelectionKey.OP_READ);
+            }
+            assertThat(kernel.select(10_000)).as("a socket turned readable within 10 s").isPositive();
+        }
+        poll.poll();
+        assertThat(told).as("a watcher was told").isNotEmpty();
     }
 
     /** A daemon thread that waits on {@code s}, counting {@code deciding} down as it decides to block. */
