@@ -39,9 +39,10 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
 
     private static final System.Logger LOG = System.getLogger(ProgressAgent.class.getName());
     /**
-     * How often a cycle polls the listener for new control connections (rare, and a handshake takes several
-     * round trips; sooner when a driver's wait found it ready) and does housekeeping (deregistration, queued
-     * work past its timeout, redials).
+     * How often a cycle polls the agent's sockets (new control connections are rare, and a handshake takes
+     * several round trips; a driver's wait, or the poll of a cycle that serves several connections, sees a
+     * waiting connection sooner) and does housekeeping (deregistration, queued work past its timeout,
+     * redials).
      */
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
     /** Longest a driver blocks: bounds how late housekeeping (deregistration, redials) runs. */
@@ -305,7 +306,10 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         int work = commands.runAll();
         long now = clock.nanoTime();
         boolean housekeeping = now - lastHousekeeping >= HOUSEKEEPING_NANOS;
-        if (acceptDue || housekeeping) {
+        if (housekeeping) {
+            readiness.poll(); // a connection waiting on the listener sets acceptDue
+        }
+        if (acceptDue) {
             acceptDue = false;
             work += listener == null ? 0 : listener.acceptInto(directory::accepted, engineName);
         }
