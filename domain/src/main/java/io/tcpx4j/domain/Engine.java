@@ -6,6 +6,7 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.PeerListener;
 import io.tcpx4j.api.PeerStats;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.TransferEngine;

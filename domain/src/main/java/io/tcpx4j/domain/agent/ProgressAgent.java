@@ -1,10 +1,10 @@
 package io.tcpx4j.domain.agent;
 
 import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.control.ControlListener;
 import io.tcpx4j.domain.idle.CpuContention;
 import io.tcpx4j.domain.idle.IdleSelector;
