@@ -155,8 +155,8 @@ class NotificationListenerTest {
 
     private static void pumpUntil(StartedPair t, BooleanSupplier done) {
         for (int i = 0; i < MAX_CYCLES && !done.getAsBoolean(); i++) {
-            t.a.doWork();
-            t.b.doWork();
+            t.a.progress();
+            t.b.progress();
         }
         assertThat(done.getAsBoolean()).as("reached within %d duty cycles", MAX_CYCLES).isTrue();
     }

@@ -218,7 +218,7 @@ class PeerStatsTest {
         gamma.loadRemoteMetadata("beta", pair.b.register(dram(gammaDst, SMALL)).publicMetadata());
         Transfer w = gamma.session("beta").write(List.of(dram(gammaSrc, SMALL)), List.of(dram(gammaDst, SMALL)), null);
         assertThat(pair.pump(() -> {
-            gamma.doWork();
+            gamma.progress();
             return w.status().isTerminal();
         })).isTrue();
         assertThat(w.status()).isEqualTo(TransferStatus.DONE);
