@@ -357,7 +357,9 @@ public final class Engine implements TransferEngine {
 
     /**
      * The counts of what each peer did in this engine's memory, kept by the agent that serves the peer as it
-     * serves it; a peer joins when the engine first knows it (loaded, or admitted when it connected), and stays.
+     * serves it; a peer joins when the engine first knows it (loaded, or admitted when it connected), and stays
+     * while the engine knows it: a peer known only because it dialed in is forgotten once its last connection
+     * closed and nothing waits for it.
      */
     @Override
     public List<PeerStats> peerStats() {

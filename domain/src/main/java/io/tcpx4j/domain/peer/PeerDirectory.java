@@ -22,7 +22,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * The peers an engine knows and its connections to them: dialing, admitting incoming connections
  * (crossing dials keep the one dialed by the smaller name; a peer that dials again while connected has
- * restarted or lost the old connection), work queued until a peer's connection is up, and retries.
+ * restarted or lost the old connection), work queued until a peer's connection is up, and retries. A peer
+ * the engine knows only because it dialed in is forgotten once nothing of it is left
+ * ({@link Peer#forgettable()}), so that an engine serving peers with ever new names keeps none of the gone.
  *
  * <p>Thread-safe for loading peers and their metadata and for {@link #knownPeer}; everything that
  * touches connections or pending work belongs to the engine's agent.
@@ -47,27 +49,34 @@ public final class PeerDirectory {
 
     // ------------------------------------------------------------------ peers (any thread)
 
+    // loads update the peer under the map's lock for its name, which housekeeping holds to forget it
+
     public void loadPeer(String name, ConnInfo info) {
-        peer(name).load(info, ctx.name());
+        peers.compute(name, (n, p) -> {
+            Peer known = p != null ? p : made(n);
+            known.load(info, ctx.name());
+            return known;
+        });
     }
 
     public void loadRemoteMetadata(RegionMetadata md) {
-        peer(md.owner()).remoteRegions.addIfAbsent(md.region());
+        peers.compute(md.owner(), (n, p) -> {
+            Peer known = p != null ? p : made(n);
+            known.remoteRegions.addIfAbsent(md.region());
+            return known;
+        });
     }
 
     /** The peer named {@code name}; one the engine did not know yet is made, and its counts join the roster. */
     private Peer peer(String name) {
         Peer p = peers.get(name);
-        if (p != null) {
-            return p;
-        }
-        Peer made = new Peer(name);
-        p = peers.putIfAbsent(name, made);
-        if (p != null) {
-            return p;
-        }
-        ctx.roster().add(made.traffic());
-        return made;
+        return p != null ? p : peers.computeIfAbsent(name, this::made);
+    }
+
+    private Peer made(String name) {
+        Peer p = new Peer(name);
+        ctx.roster().add(p.traffic());
+        return p;
     }
 
     public void unloadRemoteMetadata(String peer, RegionMetadata md) {
@@ -93,6 +102,8 @@ public final class PeerDirectory {
         Connection c = p.connection();
         if (c != null && c.isEstablished()) {
             c.transfers().start(post);
+        } else if (p.forgotten()) {
+            post(peer(p.name), post);
         } else {
             enqueue(p, new PendingWork.Transfer(post));
         }
@@ -103,9 +114,16 @@ public final class PeerDirectory {
         Connection c = p.connection();
         if (c != null && c.isEstablished()) {
             c.sendNotification(message);
+        } else if (p.forgotten()) {
+            sendNotification(peer(p.name), message);
         } else {
             enqueue(p, new PendingWork.Notify(message));
         }
+    }
+
+    /** {@code p}, or, where housekeeping forgot it after the caller looked it up, the peer of its name now. */
+    private Peer live(Peer p) {
+        return p.forgotten() ? peer(p.name) : p;
     }
 
     private void enqueue(Peer p, PendingWork work) {
@@ -116,12 +134,14 @@ public final class PeerDirectory {
     }
 
     public void connect(Peer p) {
+        p = live(p);
         if (p.connection() == null) {
             dial(p);
         }
     }
 
     public void disconnect(Peer p, TransferException reason) {
+        p = live(p);
         if (p.connection() != null) {
             p.connection().bye(reason);
         }
@@ -181,7 +201,10 @@ public final class PeerDirectory {
         return true;
     }
 
-    /** Fails queued work that waited too long for a connection; redials peers that lost a crossing dial. */
+    /**
+     * Fails queued work that waited too long for a connection; redials peers that lost a crossing dial;
+     * forgets the peers nothing is left of.
+     */
     public int housekeeping(long now) {
         int work = 0;
         for (Peer p : peers.values()) {
@@ -193,9 +216,26 @@ public final class PeerDirectory {
                     dial(p);
                 }
                 work++;
+            } else if (p.forgettable()) {
+                forget(p);
             }
         }
         return work;
+    }
+
+    /**
+     * Drops {@code p} from the directory and its counts from the roster, unless a load made it known
+     * meanwhile or a connection of it is still up; a caller that still holds it reaches the peer of its
+     * name through {@link #live}.
+     */
+    private void forget(Peer p) {
+        peers.computeIfPresent(p.name, (n, known) -> {
+            if (known != p || !p.forgettable() || !ctx.roster().forget(p.traffic())) {
+                return known;
+            }
+            p.forget();
+            return null;
+        });
     }
 
     /** Fails every connection (the agent itself failed). */
