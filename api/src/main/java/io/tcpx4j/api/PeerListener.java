@@ -5,7 +5,8 @@ package io.tcpx4j.api;
  * counters of each ({@link PeerStats}): for meters that appear with a peer and go with it.
  *
  * <p>For each peer the calls alternate, starting with {@link #connected}: a peer that reconnects is
- * connected again, with the same counters. They run on the engine's path (the progress agent that serves
+ * connected again, with the same counters unless the engine forgot the peer meanwhile ({@link PeerStats}).
+ * They run on the engine's path (the progress agent that serves
  * the peer, or the thread that adds the listener): they should return quickly and must not block on the
  * engine; an exception they throw is logged and the engine carries on.
  */

@@ -9,7 +9,11 @@ import java.util.Set;
  * engine's own {@link Session}s; what this engine posts to the peer is not counted here.
  *
  * <p>A live view: each call reads the count as it is now. Counts start at zero when the engine comes to know
- * the peer and only grow, across the peer's reconnections, for as long as the engine lives. A transfer counts
+ * the peer and only grow, across the peer's reconnections, for as long as the engine knows it: a peer whose
+ * conn-info or region metadata the engine loaded, for as long as the engine lives; a peer the engine knows only
+ * because it connected, until its last connection closed and nothing waits for it. The engine then forgets
+ * that peer: it leaves {@link TransferEngine#peerStats()}, this view keeps its last counts, and if the peer
+ * connects again it has new counters that start at zero. A transfer counts
  * once it was served in full: a WRITE when its last byte landed (before the engine acknowledges it), a READ
  * when its last byte left (for a READ answered inline, when the answer was written); one that a broken
  * connection cut short does not count.

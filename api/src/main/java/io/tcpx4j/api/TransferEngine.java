@@ -76,8 +76,8 @@ public interface TransferEngine extends AutoCloseable {
 
     /**
      * The counters of what each peer did in this engine's memory ({@link PeerStats}: live views), one per peer
-     * the engine knows (loaded, or admitted when it connected), in the order the engine came to know them;
-     * an unmodifiable list. Never blocks. The default keeps no such counters: an empty list.
+     * the engine knows (loaded, or admitted when it connected, until it forgets a peer it only admitted once
+     * that peer has gone), in the order the engine came to know them; an unmodifiable list. Never blocks. The default keeps no such counters: an empty list.
      */
     default List<PeerStats> peerStats() {
         return List.of();

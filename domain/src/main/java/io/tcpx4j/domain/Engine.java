@@ -6,6 +6,7 @@ import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.PeerListener;
 import io.tcpx4j.api.PeerStats;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Session;
 import io.tcpx4j.api.TransferEngine;
@@ -40,15 +41,14 @@ import java.util.function.Consumer;
  * ({@link ProgressAgent}; one by default, {@link EngineConfig#agents()}), each serving the peers whose
  * names hash to it and each with exactly one driver ({@link EngineConfig#progress()}): a thread of its
  * own, or the application's threads through {@link #progress()} and {@code Transfer.await}
- * ({@link #start()}); tests pump them by hand ({@link #startManual()}). Application threads only
- * validate and enqueue; an agent's duty cycles never overlap.
+ * ({@link #start()}); tests pump them by hand ({@link #startManual()}, then {@link #progress()}).
+ * Application threads only validate and enqueue; an agent's duty cycles never overlap.
  *
  * <p>The engine composes its parts: a {@link RegionRegistry} of registered memory the agents share, and
  * per agent a {@link PeerDirectory} of its peers and connections; the sessions through which
  * applications post go to the agent of their peer.
  *
- * <p>Thread-safe: every public method may be called from any thread; {@link #doWork()} from one
- * thread at a time.
+ * <p>Thread-safe: every public method may be called from any thread.
  */
 public final class Engine implements TransferEngine {
 
@@ -122,7 +122,7 @@ public final class Engine implements TransferEngine {
         }
     }
 
-    /** Binds the control listeners; the caller pumps {@link #doWork()} itself (deterministic tests). */
+    /** Binds the control listeners; the caller pumps {@link #progress()} itself (deterministic tests). */
     public synchronized void startManual() {
         bind();
         manual = true;
@@ -187,11 +187,17 @@ public final class Engine implements TransferEngine {
     // ------------------------------------------------------------------ agents
 
     /**
-     * One duty cycle of each progress agent that no other thread drives right now: runs queued commands,
-     * accepts control connections and moves every connection on. Returns the amount of work done (0 when
-     * idle). For tests that pump the engine by hand ({@link #startManual()}).
+     * Where the application's threads drive the engine ({@link Progress.Driver#CALLER}, or pumped by hand:
+     * {@link #startManual()}): one duty cycle of each agent on the calling thread, unless another thread drives
+     * that agent right now (runs queued commands, accepts control connections, moves every connection on);
+     * returns the work done, 0 when idle. Where the engine's own threads drive it: nothing, 0. Never blocks.
+     * An error fails the agent's connections, as on its thread.
      */
-    public int doWork() {
+    @Override
+    public int progress() {
+        if (!callerDriven()) {
+            return 0;
+        }
         int work = 0;
         for (ProgressAgent a : agents) {
             work += a.doWork();
@@ -199,20 +205,18 @@ public final class Engine implements TransferEngine {
         return work;
     }
 
-    /**
-     * Where the application's threads drive the engine ({@link Progress.Driver#CALLER}): one duty cycle of
-     * each agent on the calling thread, unless another thread drives that agent right now; returns the
-     * work done. Where the engine's own threads drive it: nothing, 0. Never blocks. An error fails the
-     * agent's connections, as on its thread.
-     */
-    @Override
-    public int progress() {
-        return callerDriven() ? doWork() : 0;
-    }
-
     /** Whether the application's threads drive the agents: {@link Progress.Driver#CALLER}, or pumped by hand. */
     private boolean callerDriven() {
         return manual || config.progress().driver() == Progress.Driver.CALLER;
+    }
+
+    /** How often the agents' drivers blocked in the kernel waiting for an event so far. */
+    long driverBlocks() {
+        long n = 0;
+        for (ProgressAgent a : agents) {
+            n += a.blocks();
+        }
+        return n;
     }
 
     /** The agent that serves {@code peer}. */
@@ -353,7 +357,9 @@ public final class Engine implements TransferEngine {
 
     /**
      * The counts of what each peer did in this engine's memory, kept by the agent that serves the peer as it
-     * serves it; a peer joins when the engine first knows it (loaded, or admitted when it connected), and stays.
+     * serves it; a peer joins when the engine first knows it (loaded, or admitted when it connected), and stays
+     * while the engine knows it: a peer known only because it dialed in is forgotten once its last connection
+     * closed and nothing waits for it.
      */
     @Override
     public List<PeerStats> peerStats() {

@@ -1,5 +1,7 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.Progress;
+
 import javax.net.ssl.SSLContext;
 import java.time.Duration;
 import java.util.List;
@@ -39,7 +41,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     public static EngineConfig from(io.tcpx4j.api.EngineConfig c) {
         return new EngineConfig(c.name(), c.listenHost(), c.listenPort(), c.advertiseHost(), c.channels(),
                 c.channelDevices(), c.chunkSize(), c.sendWindow(), c.recvWindow(), c.peerTimeout(),
-                c.connectTimeout(), c.heartbeat(), c.shutdownTimeout(), Progress.from(c.progress()), c.controlTls(),
+                c.connectTimeout(), c.heartbeat(), c.shutdownTimeout(), c.progress(), c.controlTls(),
                 c.controlTlsClientAuth(), c.inlineLimit(), c.coalesceLimit(), c.deviceCoalesceLimit(), c.agents());
     }
 
@@ -57,7 +59,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
             int coalesceLimit, int deviceCoalesceLimit, int agents) {
         return new io.tcpx4j.api.EngineConfig(name, listenHost, listenPort, advertiseHost, channels, channelDevices,
                 chunkSize, sendWindow, recvWindow, peerTimeout, connectTimeout, heartbeat, shutdownTimeout,
-                progress.toApi(), controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit,
+                progress, controlTls, controlTlsClientAuth, inlineLimit, coalesceLimit, deviceCoalesceLimit,
                 agents, 0);
     }
 
@@ -103,7 +105,7 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
     }
 
     public EngineConfig withProgress(Progress v) {
-        return from(toApi().withProgress(v.toApi()));
+        return from(toApi().withProgress(v));
     }
 
     public EngineConfig withControlTls(SSLContext context, boolean requireClientAuth) {

@@ -118,7 +118,7 @@ class ConnectionFailureIsolationTest {
     private static void pumpUntilEnded(Engine e, Transfer x) {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (x.status() == TransferStatus.IN_PROGRESS && System.nanoTime() < deadline) {
-            e.doWork();
+            e.progress();
         }
     }
 }

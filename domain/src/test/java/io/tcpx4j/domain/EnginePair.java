@@ -86,7 +86,7 @@ public final class EnginePair implements AutoCloseable {
             if (System.nanoTime() > deadline) {
                 return false;
             }
-            int w = a.doWork() + b.doWork();
+            int w = a.progress() + b.progress();
             if (w == 0) {
                 Thread.onSpinWait();
             }
@@ -97,8 +97,8 @@ public final class EnginePair implements AutoCloseable {
     /** Pumps a fixed number of rounds (to show that nothing more happens). */
     void pumpRounds(int rounds) {
         for (int i = 0; i < rounds; i++) {
-            a.doWork();
-            b.doWork();
+            a.progress();
+            b.progress();
         }
     }
 

@@ -4,7 +4,6 @@ import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.control.ControlPoll;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -31,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * One engine serving several peers at once, each with its own progress thread: the hub reads its
- * control sockets through its {@link ControlPoll} (more than one connection), the spokes read theirs
+ * control sockets through a poll of its readiness ({@link io.tcpx4j.domain.idle.IdleSelector#poll()}; more than one connection), the spokes read theirs
  * directly. Every spoke WRITEs and READs inline-sized and chunked blocks with notifications while the
  * hub WRITEs into every spoke; every byte and every notification is checked. With one hub agent, and
  * with three (each serving one spoke; the spokes have two agents each, so the hub's dials meet the

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import org.junit.jupiter.api.Test;
@@ -154,8 +155,8 @@ class NotificationListenerTest {
 
     private static void pumpUntil(StartedPair t, BooleanSupplier done) {
         for (int i = 0; i < MAX_CYCLES && !done.getAsBoolean(); i++) {
-            t.a.doWork();
-            t.b.doWork();
+            t.a.progress();
+            t.b.progress();
         }
         assertThat(done.getAsBoolean()).as("reached within %d duty cycles", MAX_CYCLES).isTrue();
     }

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import org.junit.jupiter.api.Test;
@@ -9,7 +10,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -115,18 +118,22 @@ class ProgressDriverTest {
 
     @Test
     void aQuietEngineBlocksInsteadOfCyclingAndWakesForWork() throws Exception {
-        try (StartedPair t = new StartedPair(THREAD, true, SIZE)) {
+        try (StartedPair t = new StartedPair(THREAD_NO_SPIN, true, SIZE)) {
+            BlockingQueue<Notification> notes = listen(t.b);
             assertThat(t.write(null).await(Duration.ofSeconds(20))).isEqualTo(TransferStatus.DONE);
-            Thread.sleep(200);
-            long before = t.b.stats().dutyCycles();
-            Thread.sleep(1000);
-            long cycles = t.b.stats().dutyCycles() - before;
-            // a blocked driver wakes for its timers at most every 100 ms (heartbeats included); one that spun,
-            // yielded or parked would run thousands of cycles a second
-            assertThat(cycles).as("duty cycles of a quiet engine in one second").isLessThan(100);
+            awaitBlocks(t.b, t.b.driverBlocks() + 2); // past the transfer's last frames
+            long cycles = t.b.stats().dutyCycles();
+            long blocks = t.b.driverBlocks();
+            awaitBlocks(t.b, blocks + 10);
+            long blocked = t.b.driverBlocks() - blocks;
+            // a quiet driver wakes from each block for its timers, finds nothing (or a heartbeat to send or
+            // read, then nothing) and blocks again; one that spun, yielded or parked would run cycles without
+            // blocking, and never block at all if it only parked
+            assertThat(t.b.stats().dutyCycles() - cycles).as("duty cycles of a quiet engine over %d blocks", blocked)
+                    .isLessThanOrEqualTo(2 * blocked + 2);
 
             t.a.session("beta").notify("ping".getBytes());
-            assertThat(awaitNotification(t.b)).extracting(n -> new String(n.message())).isEqualTo("ping");
+            assertThat(notes.poll(20, TimeUnit.SECONDS)).extracting(n -> new String(n.message())).isEqualTo("ping");
         }
     }
 
@@ -136,6 +143,12 @@ class ProgressDriverTest {
             assertThat(t.write(null).await(Duration.ofSeconds(20))).isEqualTo(TransferStatus.DONE);
             int threads = 4;
             int each = 50;
+            AtomicInteger got = new AtomicInteger();
+            CountDownLatch delivered = new CountDownLatch(threads * each);
+            t.b.onNotification(n -> {
+                got.incrementAndGet();
+                delivered.countDown();
+            });
             CountDownLatch go = new CountDownLatch(1);
             List<Thread> senders = new ArrayList<>();
             for (int i = 0; i < threads; i++) {
@@ -157,12 +170,7 @@ class ProgressDriverTest {
             for (Thread s : senders) {
                 s.join();
             }
-            AtomicInteger got = new AtomicInteger();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (got.get() < threads * each && System.nanoTime() < deadline) {
-                got.addAndGet(t.b.drainNotifications().size());
-                Thread.sleep(1);
-            }
+            assertThat(delivered.await(20, TimeUnit.SECONDS)).as("every notification delivered").isTrue();
             assertThat(got.get()).isEqualTo(threads * each);
         }
     }
@@ -192,25 +200,38 @@ class ProgressDriverTest {
     }
 
     private static void writeRounds(StartedPair t, int rounds, long seed) throws Exception {
+        BlockingQueue<Notification> notes = listen(t.b);
         Random random = new Random(seed);
         for (int round = 0; round < rounds; round++) {
             byte[] data = t.fill(random.nextInt());
             Transfer x = t.write(("round-" + round).getBytes());
             assertThat(x.await(Duration.ofSeconds(20))).isEqualTo(TransferStatus.DONE);
             assertThat(t.received()).isEqualTo(data);
-            assertThat(awaitNotification(t.b)).extracting(n -> new String(n.message())).isEqualTo("round-" + round);
+            assertThat(notes.poll(20, TimeUnit.SECONDS)).extracting(n -> new String(n.message()))
+                    .isEqualTo("round-" + round);
         }
     }
 
-    private static Notification awaitNotification(Engine e) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline) {
-            List<Notification> n = e.drainNotifications();
-            if (!n.isEmpty()) {
-                return n.get(0);
+    /** The notifications {@code e} receives from now on, handed over by its listener. */
+    private static BlockingQueue<Notification> listen(Engine e) {
+        BlockingQueue<Notification> notes = new LinkedBlockingQueue<>();
+        e.onNotification(notes::add);
+        return notes;
+    }
+
+    /**
+     * Waits until {@code e}'s drivers have blocked {@code blocks} times in all; the count decides, the
+     * millisecond between looks only paces the test's thread, and 30 s turn a driver that never blocks into
+     * a failure.
+     */
+    private static void awaitBlocks(Engine e, long blocks) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (e.driverBlocks() < blocks) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("the driver blocked " + e.driverBlocks() + " times, not " + blocks
+                        + ", within 30 s (" + e.stats().dutyCycles() + " duty cycles)");
             }
             Thread.sleep(1);
         }
-        throw new AssertionError("no notification within 20 s");
     }
 }

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain;
 
 import io.tcpx4j.api.MemoryDescriptor;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;

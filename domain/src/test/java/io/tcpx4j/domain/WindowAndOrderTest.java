@@ -134,8 +134,8 @@ class WindowAndOrderTest {
                 }
                 long deadline = System.nanoTime() + 30_000_000_000L;
                 while (!ts.stream().allMatch(t -> t.status().isTerminal()) && System.nanoTime() < deadline) {
-                    a.doWork();
-                    b.doWork();
+                    a.progress();
+                    b.progress();
                 }
                 assertThat(ts).allMatch(t -> t.status() == TransferStatus.DONE);
                 for (WatchingTransport t : List.of(ta, tb)) {

@@ -35,7 +35,8 @@ import java.util.function.ToDoubleFunction;
  * the engine's {@link MeteredTransferEngine} never sees. A peer's counters are registered when its connection comes
  * up ({@link PeerListener}) and removed once it has been gone for the time given (default {@link #KEEP_GONE}),
  * at the next connection that comes up or goes: a scrape after a peer disconnected still shows its last counts. A
- * peer that connects again within that time keeps its series.
+ * peer that connects again within that time keeps its series (counting again from zero if the engine forgot the
+ * peer meanwhile: {@link PeerStats}).
  *
  * <p>The meters hold the engine strongly until {@link #close()} removes them.
  *
@@ -111,6 +112,14 @@ public final class EngineGauges implements AutoCloseable {
         }
         Peer p = peers.get(peer);
         if (p == null) {
+            // a peer the engine forgot and knows again has new counters: its series now read those
+            for (Iterator<Map.Entry<PeerStats, Peer>> i = peers.entrySet().iterator(); i.hasNext(); ) {
+                Map.Entry<PeerStats, Peer> e = i.next();
+                if (e.getKey().peer().equals(peer.peer())) {
+                    remove(e.getValue().meters);
+                    i.remove();
+                }
+            }
             peers.put(peer, new Peer(register(peer)));
         } else {
             p.gone = false;

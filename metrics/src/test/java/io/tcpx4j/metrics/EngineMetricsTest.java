@@ -231,6 +231,37 @@ class EngineMetricsTest {
     }
 
     @Test
+    void aPeerTheTargetForgotAndKnowsAgainCountsFromZeroInItsSeries() throws Exception {
+        try (HostBuffer local = HostBuffer.allocate(SMALL);
+             HostBuffer remote = HostBuffer.allocate(SMALL);
+             RegisteredMemory l = alpha.metered.register(local.descriptor());
+             RegisteredMemory r = beta.engine.register(remote.descriptor())) {
+            alpha.metered.loadPeer("beta", beta.engine.connInfo());
+            alpha.metered.loadRemoteMetadata("beta", r.publicMetadata());
+            String[] write = {"engine", "beta", "peer", "alpha", "op", "write"};
+            Session s = alpha.metered.session("beta");
+            for (int i = 0; i < 3; i++) {
+                Transfer t = s.write(List.of(local.descriptor()), List.of(remote.descriptor()), null);
+                assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
+            }
+            assertThat(beta.scrape().sum("tcpx4j_served_transfers_total", write)).isEqualTo(3);
+
+            // beta only admitted alpha: once alpha has gone, beta forgets it, and the series keeps the last counts
+            alpha.metered.disconnect("beta");
+            awaitValue(() -> beta.engine.peerStats().isEmpty() ? 1 : 0, 1);
+            assertThat(beta.engine.peerStats()).isEmpty();
+            assertThat(beta.scrape().sum("tcpx4j_served_transfers_total", write)).isEqualTo(3);
+
+            // alpha comes back: new counters under the same series
+            Transfer again = s.write(List.of(local.descriptor()), List.of(remote.descriptor()), null);
+            assertThat(alpha.metered.driveUntilEnded(again, T)).isEqualTo(TransferStatus.DONE);
+            PrometheusText b = beta.scrape();
+            assertThat(b.find("tcpx4j_served_transfers_total", write)).hasSize(1);
+            assertThat(b.sum("tcpx4j_served_transfers_total", write)).as("counted from zero again").isEqualTo(1);
+        }
+    }
+
+    @Test
     void removedMetersLeaveTheScrape() throws Exception {
         try (HostBuffer local = HostBuffer.allocate(SMALL);
              HostBuffer remote = HostBuffer.allocate(SMALL);

@@ -1,10 +1,10 @@
 package io.tcpx4j.domain.agent;
 
 import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.control.ControlListener;
 import io.tcpx4j.domain.idle.CpuContention;
 import io.tcpx4j.domain.idle.IdleSelector;
@@ -39,10 +39,11 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
 
     private static final System.Logger LOG = System.getLogger(ProgressAgent.class.getName());
     /**
-     * New control connections are rare, and a handshake takes several round trips: a cycle polls the
-     * listener at most once a millisecond unless a driver's wait found it ready.
+     * How often a cycle polls the agent's sockets (new control connections are rare, and a handshake takes
+     * several round trips; a driver's wait, or the poll of a cycle that serves several connections, sees a
+     * waiting connection sooner) and does housekeeping (deregistration, queued work past its timeout,
+     * redials).
      */
-    private static final long ACCEPT_POLL_NANOS = 1_000_000;
     private static final long HOUSEKEEPING_NANOS = 1_000_000;
     /** Longest a driver blocks: bounds how late housekeeping (deregistration, redials) runs. */
     private static final long MAX_BLOCK_MILLIS = 100;
@@ -75,7 +76,6 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     // driver only (dutyCycles is read racily by stats())
     private long dutyCycles;
     private long lastHousekeeping;
-    private long lastAccept;
     private boolean acceptDue;
 
     /**
@@ -140,7 +140,7 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         }
         if (ctx.config().progress().driver() == Progress.Driver.THREAD) {
             IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(maxBlockMillis),
-                    CpuContention.fromSchedstat());
+                    CpuContention.fromSchedstat(), clock);
             runner = new AgentRunner(idle, this::logFailure, null, this);
             AgentRunner.startOnThread(runner, r -> {
                 Thread t = new Thread(r);
@@ -148,11 +148,6 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
                 return t;
             });
         }
-    }
-
-    /** Whether a thread of the agent's own drives it. */
-    boolean threaded() {
-        return runner != null;
     }
 
     /**
@@ -266,7 +261,7 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     public TransferStatus driveUntilEnded(PostedTransfer x, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         IdleWait idle = new IdleWait(spinNanos, () -> awaitEvent(Math.min(maxBlockMillis,
-                Math.max(0, (deadline - System.nanoTime()) / 1_000_000))), CpuContention.ofCurrentThread());
+                Math.max(0, (deadline - System.nanoTime()) / 1_000_000))), CpuContention.ofCurrentThread(), clock);
         while (!x.isEnded()) {
             int work = doWork();
             if (x.isEnded() || System.nanoTime() - deadline >= 0) {
@@ -310,16 +305,19 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         dutyCycles++;
         int work = commands.runAll();
         long now = clock.nanoTime();
-        if (acceptDue || now - lastAccept >= ACCEPT_POLL_NANOS) {
+        boolean housekeeping = now - lastHousekeeping >= HOUSEKEEPING_NANOS;
+        if (housekeeping) {
+            readiness.poll(); // a connection waiting on the listener sets acceptDue
+        }
+        if (acceptDue) {
             acceptDue = false;
-            lastAccept = now;
             work += listener == null ? 0 : listener.acceptInto(directory::accepted, engineName);
         }
         work += directory.doWork(now);
         if (severalAgents) {
             awaitsTransport = !directory.quiet(false);
         }
-        if (now - lastHousekeeping > HOUSEKEEPING_NANOS) {
+        if (housekeeping) {
             lastHousekeeping = now;
             if (reclaims != null) {
                 work += reclaims.reclaim();
@@ -332,5 +330,10 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     /** Duty cycles run so far; a racy read. */
     public long dutyCycles() {
         return dutyCycles;
+    }
+
+    /** How often a driver blocked in the kernel waiting for this agent's events so far. */
+    public long blocks() {
+        return readiness.blocks();
     }
 }

@@ -10,13 +10,12 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 
 /**
- * The engine's control listener: the TCP socket peers dial, bound at start, watched by the idle
- * agent and polled for new control connections.
+ * The engine's control listener: the TCP socket peers dial, bound at start; the agent's readiness selector
+ * tells when a connection waits to be accepted.
  *
  * <p><b>Not thread-safe</b>: bound under the engine's lock, then owned by the agent.
  */
@@ -26,24 +25,18 @@ public final class ControlListener {
     private static final int ACCEPTS_PER_POLL = 4;
 
     private final ServerSocketChannel server;
-    /**
-     * Asked before each accept: an accept that finds no connection still makes and frees a socket in
-     * the kernel, a poll of this selector does not.
-     */
-    private final Selector pending;
     private final String advertiseHost;
     private final int port;
 
-    private ControlListener(ServerSocketChannel server, Selector pending, String advertiseHost, int port) {
+    private ControlListener(ServerSocketChannel server, String advertiseHost, int port) {
         this.server = server;
-        this.pending = pending;
         this.advertiseHost = advertiseHost;
         this.port = port;
     }
 
     /**
      * Binds {@code config}'s listen host on {@code port} (0: any free port) and lets {@code readiness} watch
-     * it, running {@code onAcceptable} when a wait ends with a connection to accept.
+     * it, running {@code onAcceptable} when a wait or a poll finds a connection to accept.
      */
     public static ControlListener bind(EngineConfig config, int port, IdleSelector readiness, Runnable onAcceptable) {
         try {
@@ -54,20 +47,14 @@ public final class ControlListener {
                         + config.listenHost() + ": set advertiseHost to an address peers can reach");
             }
             ServerSocketChannel s = ServerSocketChannel.open();
-            Selector pending = null;
             try {
                 s.setOption(StandardSocketOptions.SO_REUSEADDR, true);
                 s.bind(new InetSocketAddress(listen, port));
                 s.configureBlocking(false);
                 readiness.watch(s, SelectionKey.OP_ACCEPT, onAcceptable);
-                pending = IdleSelector.openSelector();
-                s.register(pending, SelectionKey.OP_ACCEPT);
-                return new ControlListener(s, pending, advertise, ((InetSocketAddress) s.getLocalAddress()).getPort());
+                return new ControlListener(s, advertise, ((InetSocketAddress) s.getLocalAddress()).getPort());
             } catch (IOException | RuntimeException e) {
                 s.close();
-                if (pending != null) {
-                    pending.close();
-                }
                 throw e;
             }
         } catch (IOException e) {
@@ -91,18 +78,12 @@ public final class ControlListener {
         void accepted(SocketChannel socket) throws IOException;
     }
 
-    /** Hands up to a few waiting control connections to {@code acceptor}; returns how many. */
+    /**
+     * Hands up to a few waiting control connections to {@code acceptor}; returns how many. Called when the
+     * agent's readiness found one waiting: an accept that finds none still makes and frees a socket in the
+     * kernel.
+     */
     public int acceptInto(Acceptor acceptor, String engineName) {
-        try {
-            if (pending.selectNow() == 0) {
-                return 0;
-            }
-            pending.selectedKeys().clear();
-        } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "polling the control listener of {0} failed: {1}", engineName,
-                    e.getMessage());
-            return 0;
-        }
         int work = 0;
         for (int i = 0; i < ACCEPTS_PER_POLL; i++) {
             SocketChannel s;
@@ -134,11 +115,6 @@ public final class ControlListener {
             server.close();
         } catch (IOException ignored) {
             // nothing to release beyond the socket
-        }
-        try {
-            pending.close();
-        } catch (IOException ignored) {
-            // as above
         }
     }
 }

@@ -44,7 +44,7 @@ public final class ControlStream {
     private final ByteChannel channel;
     private final FrameReader reader = new FrameReader();
     private SelectionKey key;
-    /** The control poll, or a driver's wait, found the socket ready since {@link #readDue} last asked. */
+    /** The agent's poll, or a driver's wait, found the socket ready since {@link #readDue} last asked. */
     private boolean readable;
     /** When {@link #readDue} last said yes. */
     private long lastRead;
@@ -102,20 +102,15 @@ public final class ControlStream {
         return writer.isEmpty() && (tls == null || tls.settled());
     }
 
-    /** Lets an idle agent wake when this stream can connect or has data to read. */
+    /** Lets an idle agent wake, and its poll learn, when this stream can connect or has data to read. */
     public void watch(IdleSelector readiness) {
         key = readiness.watch(sock, sock.isConnectionPending() ? SelectionKey.OP_CONNECT : SelectionKey.OP_READ,
                 () -> readable = true);
     }
 
-    /** Lets {@code poll} tell this stream when its socket has bytes to read. */
-    public void watch(ControlPoll poll) {
-        poll.watch(sock, () -> readable = true);
-    }
-
     /**
-     * Whether to read the control socket now: when a driver's wait or the {@link ControlPoll} found it
-     * ready since the last call. Otherwise, {@code polled}: as the poll says (the last read stopped at its
+     * Whether to read the control socket now: when a driver's wait or the agent's poll
+     * ({@link IdleSelector#poll()}) found it ready since the last call. Otherwise, {@code polled}: as the poll says (the last read stopped at its
      * budget: the selector reports a socket for as long as it holds bytes, and a read that ended on no
      * bytes left none in the TLS session either); without a poll, at most every
      * {@link #READ_INTERVAL_NANOS} while chunks are in flight, and on every call while {@code waiting} for a

@@ -12,12 +12,14 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
- * What an agent's driver blocks on when it has nothing to do: a selector over the agent's control sockets
- * and its listener, woken early by {@link #wake()} (commands, transport completions). A watched channel
- * may carry a callback that learns it was ready; the duty cycle that follows looks at every connection
- * anyway.
+ * The readiness of an agent's sockets (its control sockets and its listener), in one selector: its driver
+ * blocks on it when it has nothing to do, woken early by {@link #wake()} (commands, transport
+ * completions), and a duty cycle of an agent serving several connections polls it once ({@link #poll()})
+ * rather than spend a read system call on every connection, most of which would find nothing. A watched
+ * channel may carry a callback that learns it was ready.
  *
- * <p>{@link #wake()} is thread-safe; everything else belongs to the agent's driver, one thread at a time.
+ * <p>{@link #wake()} is thread-safe; everything else belongs to the agent's driver, one thread at a time
+ * (it never polls while it blocks).
  */
 public final class IdleSelector implements AutoCloseable {
 
@@ -29,6 +31,8 @@ public final class IdleSelector implements AutoCloseable {
     };
     private volatile boolean waiting;
     private volatile boolean signaled;
+    /** Waits that blocked in the selector; written by the driver, read from any thread. */
+    private volatile long blocks;
 
     public IdleSelector() {
         selector = openSelector();
@@ -64,6 +68,7 @@ public final class IdleSelector implements AutoCloseable {
         waiting = true;
         try {
             if (!signaled && stillIdle.getAsBoolean()) {
+                blocks++;
                 selector.select(onReady, Math.max(1, timeoutMillis));
             }
         } catch (IOException e) {
@@ -72,6 +77,20 @@ public final class IdleSelector implements AutoCloseable {
             waiting = false;
             signaled = false;
         }
+    }
+
+    /** Runs the callbacks of the watched channels that are ready now, without blocking; returns how many. */
+    public int poll() {
+        try {
+            return selector.selectNow(onReady);
+        } catch (IOException e) {
+            throw new TransferException(Code.BACKEND, "selector failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** How many waits blocked in the selector so far. */
+    public long blocks() {
+        return blocks;
     }
 
     /** Ends a wait in progress, or skips the next one; cheap when nobody waits. */

@@ -1,6 +1,6 @@
 package io.tcpx4j.domain.idle;
 
-import io.tcpx4j.domain.Progress;
+import io.tcpx4j.domain.port.out.Clock;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.util.concurrent.locks.LockSupport;
@@ -10,12 +10,17 @@ import java.util.concurrent.locks.LockSupport;
  * configured time (the next event is usually a round trip away) unless the thread has lately waited for
  * a CPU ({@link CpuContention}: then the spin would only delay the threads it waits for), then asks its
  * {@link Waiter} to block in the kernel until an event; where something in flight must be polled instead (a transport that
- * cannot signal completions, a GPU batch), it parks for {@link Progress#MIN_PARK_NANOS}, doubling up to
- * {@link Progress#MAX_PARK_NANOS}, until work turns up.
+ * cannot signal completions, a GPU batch), it parks for {@link #MIN_PARK_NANOS}, doubling up to
+ * {@link #MAX_PARK_NANOS}, until work turns up.
  *
  * <p><b>Not thread-safe</b>: one per driving thread.
  */
 public final class IdleWait implements IdleStrategy {
+
+    /** The first park of a driver that polls (on Linux a park lasts at least the thread's timer slack). */
+    static final long MIN_PARK_NANOS = 1_000;
+    /** The longest park of a driver that polls: how late it may see a completion it polls for. */
+    static final long MAX_PARK_NANOS = 50_000;
 
     /** Blocks until an event can move the agent on, if only events can. */
     public interface Waiter {
@@ -29,6 +34,7 @@ public final class IdleWait implements IdleStrategy {
     private final long spinNanos;
     private final Waiter waiter;
     private final CpuContention contention;
+    private final Clock clock;
     /** The spin of the current run of empty cycles: {@link #spinNanos}, or 0 on a contended CPU. */
     private long spinNow;
     /** Whether the last cycle found nothing to do, and since when. */
@@ -36,10 +42,12 @@ public final class IdleWait implements IdleStrategy {
     private long idleSince;
     private long parkNanos;
 
-    public IdleWait(long spinNanos, Waiter waiter, CpuContention contention) {
+    /** {@code clock} times the spin and the contention checks. */
+    public IdleWait(long spinNanos, Waiter waiter, CpuContention contention, Clock clock) {
         this.spinNanos = spinNanos;
         this.waiter = waiter;
         this.contention = contention;
+        this.clock = clock;
     }
 
     @Override
@@ -53,7 +61,7 @@ public final class IdleWait implements IdleStrategy {
 
     @Override
     public void idle() {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         if (!idling) {
             idling = true;
             idleSince = now;
@@ -68,7 +76,7 @@ public final class IdleWait implements IdleStrategy {
             parkNanos = 0;
             return;
         }
-        parkNanos = parkNanos == 0 ? Progress.MIN_PARK_NANOS : Math.min(2 * parkNanos, Progress.MAX_PARK_NANOS);
+        parkNanos = parkNanos == 0 ? MIN_PARK_NANOS : Math.min(2 * parkNanos, MAX_PARK_NANOS);
         LockSupport.parkNanos(parkNanos);
     }
 
@@ -81,10 +89,5 @@ public final class IdleWait implements IdleStrategy {
     /** The last park's length; 0 after work or an event. For tests. */
     long lastParkNanos() {
         return parkNanos;
-    }
-
-    @Override
-    public String alias() {
-        return "spin-then-block";
     }
 }

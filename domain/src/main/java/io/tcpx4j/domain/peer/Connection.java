@@ -3,7 +3,6 @@ package io.tcpx4j.domain.peer;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.control.ControlPoll;
 import io.tcpx4j.domain.control.ControlStream;
 import io.tcpx4j.domain.datapath.ChunkMover;
 import io.tcpx4j.domain.datapath.DataChannels;
@@ -115,10 +114,9 @@ final class Connection {
         return state == State.CLOSED;
     }
 
-    /** Lets an idle agent wake when the control stream can connect or read, and the poll see its bytes. */
-    void watch(IdleSelector readiness, ControlPoll poll) {
+    /** Lets an idle agent wake when the control stream can connect or read, and the agent's poll see its bytes. */
+    void watch(IdleSelector readiness) {
         control.watch(readiness);
-        control.watch(poll);
     }
 
     /**
@@ -144,7 +142,7 @@ final class Connection {
 
     /**
      * One pass: control I/O, channel set-up, data progress, timeouts; returns work done. {@code polled}:
-     * the directory ran its {@link ControlPoll}, which then decides when an established connection reads
+     * the directory polled its readiness ({@link IdleSelector#poll()}), which then decides when an established connection reads
      * ({@link ControlStream#readDue}).
      */
     int doWork(long now, boolean polled) {

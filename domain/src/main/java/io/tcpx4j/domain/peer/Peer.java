@@ -24,6 +24,7 @@ public final class Peer {
     private final PeerTraffic traffic;
 
     // agent only
+    private boolean forgotten;
     private Connection conn;
     private final ArrayDeque<PendingWork> pending = new ArrayDeque<>();
     private long pendingSince;
@@ -112,6 +113,23 @@ public final class Peer {
     /** The oldest work waiting, removed; null if none. */
     PendingWork nextPending() {
         return pending.poll();
+    }
+
+    /**
+     * Whether nothing of the peer is left but its name and counts: no connection, no work waiting, and
+     * neither conn-info nor regions loaded (a peer the engine knows only because it dialed in).
+     */
+    boolean forgettable() {
+        return conn == null && pending.isEmpty() && info == null && remoteRegions.isEmpty();
+    }
+
+    /** The directory forgot the peer ({@link #forgettable()}); one of its name may be known again since. */
+    boolean forgotten() {
+        return forgotten;
+    }
+
+    void forget() {
+        forgotten = true;
     }
 
     /** Whether work waits, since {@link #pendingSince()}. */

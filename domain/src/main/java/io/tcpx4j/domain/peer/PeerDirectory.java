@@ -3,7 +3,6 @@ package io.tcpx4j.domain.peer;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
-import io.tcpx4j.domain.control.ControlPoll;
 import io.tcpx4j.domain.datapath.PeerTraffic;
 import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.log.RateLimitedLog;
@@ -23,7 +22,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * The peers an engine knows and its connections to them: dialing, admitting incoming connections
  * (crossing dials keep the one dialed by the smaller name; a peer that dials again while connected has
- * restarted or lost the old connection), work queued until a peer's connection is up, and retries.
+ * restarted or lost the old connection), work queued until a peer's connection is up, and retries. A peer
+ * the engine knows only because it dialed in is forgotten once nothing of it is left
+ * ({@link Peer#forgettable()}), so that an engine serving peers with ever new names keeps none of the gone.
  *
  * <p>Thread-safe for loading peers and their metadata and for {@link #knownPeer}; everything that
  * touches connections or pending work belongs to the engine's agent.
@@ -37,7 +38,6 @@ public final class PeerDirectory {
     private final IdleSelector readiness;
     private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
-    private final ControlPoll poll = new ControlPoll();
     private final RateLimitedLog failures = new RateLimitedLog(System.getLogger(PeerDirectory.class.getName()));
     private boolean connectionsClosed;
 
@@ -49,27 +49,34 @@ public final class PeerDirectory {
 
     // ------------------------------------------------------------------ peers (any thread)
 
+    // loads update the peer under the map's lock for its name, which housekeeping holds to forget it
+
     public void loadPeer(String name, ConnInfo info) {
-        peer(name).load(info, ctx.name());
+        peers.compute(name, (n, p) -> {
+            Peer known = p != null ? p : made(n);
+            known.load(info, ctx.name());
+            return known;
+        });
     }
 
     public void loadRemoteMetadata(RegionMetadata md) {
-        peer(md.owner()).remoteRegions.addIfAbsent(md.region());
+        peers.compute(md.owner(), (n, p) -> {
+            Peer known = p != null ? p : made(n);
+            known.remoteRegions.addIfAbsent(md.region());
+            return known;
+        });
     }
 
     /** The peer named {@code name}; one the engine did not know yet is made, and its counts join the roster. */
     private Peer peer(String name) {
         Peer p = peers.get(name);
-        if (p != null) {
-            return p;
-        }
-        Peer made = new Peer(name);
-        p = peers.putIfAbsent(name, made);
-        if (p != null) {
-            return p;
-        }
-        ctx.roster().add(made.traffic());
-        return made;
+        return p != null ? p : peers.computeIfAbsent(name, this::made);
+    }
+
+    private Peer made(String name) {
+        Peer p = new Peer(name);
+        ctx.roster().add(p.traffic());
+        return p;
     }
 
     public void unloadRemoteMetadata(String peer, RegionMetadata md) {
@@ -95,6 +102,8 @@ public final class PeerDirectory {
         Connection c = p.connection();
         if (c != null && c.isEstablished()) {
             c.transfers().start(post);
+        } else if (p.forgotten()) {
+            post(peer(p.name), post);
         } else {
             enqueue(p, new PendingWork.Transfer(post));
         }
@@ -105,9 +114,16 @@ public final class PeerDirectory {
         Connection c = p.connection();
         if (c != null && c.isEstablished()) {
             c.sendNotification(message);
+        } else if (p.forgotten()) {
+            sendNotification(peer(p.name), message);
         } else {
             enqueue(p, new PendingWork.Notify(message));
         }
+    }
+
+    /** {@code p}, or, where housekeeping forgot it after the caller looked it up, the peer of its name now. */
+    private Peer live(Peer p) {
+        return p.forgotten() ? peer(p.name) : p;
     }
 
     private void enqueue(Peer p, PendingWork work) {
@@ -118,12 +134,14 @@ public final class PeerDirectory {
     }
 
     public void connect(Peer p) {
+        p = live(p);
         if (p.connection() == null) {
             dial(p);
         }
     }
 
     public void disconnect(Peer p, TransferException reason) {
+        p = live(p);
         if (p.connection() != null) {
             p.connection().bye(reason);
         }
@@ -134,20 +152,20 @@ public final class PeerDirectory {
     public void accepted(SocketChannel s) throws IOException {
         Events events = new Events(null);
         events.conn = Connection.accepted(ctx, events, s);
-        events.conn.watch(readiness, poll);
+        events.conn.watch(readiness);
         connections.add(events.conn);
     }
 
     /**
-     * One duty cycle of every connection. With more than one, a {@link ControlPoll} first finds the
-     * control sockets with bytes to read, and only those are read: one system call per cycle in place
+     * One duty cycle of every connection. With more than one, a poll of the agent's readiness first finds
+     * the control sockets with bytes to read, and only those are read: one system call per cycle in place
      * of one per connection.
      */
     public int doWork(long now) {
         int work = 0;
         boolean polled = connections.size() > 1;
         if (polled) {
-            poll.poll();
+            readiness.poll();
         }
         for (int i = 0; i < connections.size(); i++) {
             Connection c = connections.get(i);
@@ -165,7 +183,7 @@ public final class PeerDirectory {
             connections.removeIf(Connection::isClosed);
             // a socket closed while a selector holds its key keeps its descriptor until that selector
             // selects again, which the poll would not do while one connection or none is left
-            poll.poll();
+            readiness.poll();
         }
         return work;
     }
@@ -183,7 +201,10 @@ public final class PeerDirectory {
         return true;
     }
 
-    /** Fails queued work that waited too long for a connection; redials peers that lost a crossing dial. */
+    /**
+     * Fails queued work that waited too long for a connection; redials peers that lost a crossing dial;
+     * forgets the peers nothing is left of.
+     */
     public int housekeeping(long now) {
         int work = 0;
         for (Peer p : peers.values()) {
@@ -195,9 +216,26 @@ public final class PeerDirectory {
                     dial(p);
                 }
                 work++;
+            } else if (p.forgettable()) {
+                forget(p);
             }
         }
         return work;
+    }
+
+    /**
+     * Drops {@code p} from the directory and its counts from the roster, unless a load made it known
+     * meanwhile or a connection of it is still up; a caller that still holds it reaches the peer of its
+     * name through {@link #live}.
+     */
+    private void forget(Peer p) {
+        peers.computeIfPresent(p.name, (n, known) -> {
+            if (known != p || !p.forgettable() || !ctx.roster().forget(p.traffic())) {
+                return known;
+            }
+            p.forget();
+            return null;
+        });
     }
 
     /** Fails every connection (the agent itself failed). */
@@ -216,7 +254,6 @@ public final class PeerDirectory {
         for (Peer p : peers.values()) {
             failPending(p, reason);
         }
-        poll.close();
     }
 
     private void dial(Peer p) {
@@ -229,7 +266,7 @@ public final class PeerDirectory {
         try {
             Events events = new Events(p);
             events.conn = Connection.dial(ctx, events, p.name, p.address(), info.secret());
-            events.conn.watch(readiness, poll);
+            events.conn.watch(readiness);
             p.connectedBy(events.conn);
             connections.add(events.conn);
         } catch (IOException | RuntimeException e) {

@@ -13,8 +13,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The per-peer counters of every peer an engine knows, across its agents, in the order the engine came to know
- * them; which of those peers have a connection up; and the {@link PeerListener}s told when one connects or
- * goes.
+ * them (a peer the engine forgets leaves); which of those peers have a connection up; and the
+ * {@link PeerListener}s told when one connects or goes.
  *
  * <p>Thread-safe. Reading the list takes no lock and allocates nothing; a connection coming up or going and a
  * listener being added happen under this roster's lock, so that each listener hears of each change once and
@@ -52,6 +52,11 @@ public final class PeerRoster {
     /** A peer new to the engine. */
     void add(PeerTraffic traffic) {
         peers.add(traffic);
+    }
+
+    /** The engine forgets a peer: its counters leave the list, unless a connection of it is up. */
+    synchronized boolean forget(PeerTraffic traffic) {
+        return !up.containsKey(traffic) && peers.remove(traffic);
     }
 
     /** A connection of the peer came up. */

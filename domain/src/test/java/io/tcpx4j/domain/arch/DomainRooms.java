@@ -38,7 +38,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  *   <li>{@code transfer}: one posted transfer, its post and packing;</li>
  *   <li>{@code registration}: registered memory and its transport registrations;</li>
  *   <li>{@code idle} (how a driver waits) beside {@code log};</li>
- *   <li>the configuration ({@code EngineConfig}, {@code Progress} in the root package);</li>
+ *   <li>the configuration ({@code EngineConfig} in the root package);</li>
  *   <li>{@code protocol}, then {@code memory}, then the SPI {@code port.out}.</li>
  * </ol>
  */
@@ -71,8 +71,8 @@ final class DomainRooms {
 
     /** Every class of {@code root} lies in a layer, and each layer uses only layers below it. */
     static ArchRule layersPointDown(String root) {
-        Pattern configName = Pattern.compile(Pattern.quote(root) + "\\.(EngineConfig|Progress)(\\$.*)?");
-        // arrays of a configuration type (an enum's values()) count as that type
+        Pattern configName = Pattern.compile(Pattern.quote(root) + "\\.EngineConfig(\\$.*)?");
+        // arrays of the configuration type count as that type
         DescribedPredicate<JavaClass> config = DescribedPredicate.describe("the configuration",
                 c -> configName.matcher(c.getBaseComponentType().getName()).matches());
         LayeredArchitecture layers = layeredArchitecture().consideringOnlyDependenciesInLayers();

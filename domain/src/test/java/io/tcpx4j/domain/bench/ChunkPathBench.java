@@ -86,8 +86,8 @@ public class ChunkPathBench {
         Transfer t = a.session("bench-b").write(local, remote, null);
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (!t.status().isTerminal()) {
-            a.doWork();
-            b.doWork();
+            a.progress();
+            b.progress();
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("transfer did not finish: " + t);
             }

@@ -1,6 +1,7 @@
 package io.tcpx4j.domain.control;
 
 import io.tcpx4j.domain.EngineConfig;
+import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.FrameWriter;
 import org.junit.jupiter.api.Test;
@@ -10,23 +11,26 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** How a control stream whose reads follow the {@link ControlPoll} decides that a read is due. */
+/** How a control stream whose reads follow the agent's poll ({@link IdleSelector#poll()}) decides that a read is due. */
 class ControlStreamReadTest {
 
     @Test
-    void aReadStoppedAtItsBudgetIsDueAgainWithoutThePoll() throws IOException, InterruptedException {
+    void aReadStoppedAtItsBudgetIsDueAgainWithoutThePoll() throws IOException {
         int pings = 20_000; // 5 bytes each: about 12 fills of the reader's 8 KiB buffer
         try (ServerSocketChannel server = ServerSocketChannel.open();
-             ControlPoll poll = new ControlPoll()) {
+             IdleSelector poll = new IdleSelector()) {
             server.setOption(StandardSocketOptions.SO_RCVBUF, 1 << 20); // holds every ping before any read
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             try (SocketChannel peer = SocketChannel.open(server.getLocalAddress())) {
-                ControlStream stream = ControlStream.accepted(server.accept(), EngineConfig.defaults("reader"));
+                SocketChannel accepted = server.accept();
+                ControlStream stream = ControlStream.accepted(accepted, EngineConfig.defaults("reader"));
                 try {
                     stream.watch(poll);
                     assertThat(stream.readDue(0, true, false)).as("nothing sent, nothing polled").isFalse();
@@ -39,7 +43,7 @@ class ControlStreamReadTest {
                     while (bytes.hasRemaining()) {
                         peer.write(bytes);
                     }
-                    awaitPoll(poll, stream);
+                    awaitPoll(poll, accepted, stream);
 
                     // until every ping is read: a read is due again exactly when the last one stopped at its
                     // budget (no poll runs in between); 100 KB sent at once fill the budget at least once
@@ -88,16 +92,16 @@ class ControlStreamReadTest {
         }
     }
 
-    /** Waits until the poll reports the stream readable; fails after 10 s. */
-    private static void awaitPoll(ControlPoll poll, ControlStream stream) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            poll.poll();
-            if (stream.readDue(0, true, false)) {
-                return;
-            }
-            Thread.sleep(1);
+    /**
+     * Blocks until {@code socket} is readable (loopback delivery is not instantaneous; 10 s turn a delivery
+     * that never comes into a failure), then polls once: the poll must report it.
+     */
+    private static void awaitPoll(IdleSelector poll, SocketChannel socket, ControlStream stream) throws IOException {
+        try (Selector kernel = Selector.open()) {
+            socket.register(kernel, SelectionKey.OP_READ);
+            assertThat(kernel.select(10_000)).as("the socket turned readable within 10 s").isPositive();
         }
-        throw new AssertionError("the poll did not report the stream readable within 10 s");
+        poll.poll();
+        assertThat(stream.readDue(0, true, false)).as("the poll reported the stream readable").isTrue();
     }
 }

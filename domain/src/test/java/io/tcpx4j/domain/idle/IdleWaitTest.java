@@ -1,5 +1,6 @@
 package io.tcpx4j.domain.idle;
 
+import io.tcpx4j.domain.port.out.Clock;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayDeque;
@@ -7,8 +8,15 @@ import java.util.Deque;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@link IdleWait}: spin, then block where only events matter, else parks that double up to a cap. */
+/**
+ * {@link IdleWait}: spin, then block where only events matter, else parks that double up to a cap. Time is a
+ * hand-driven clock: a spin ends, and contention is re-read, only when a test moves it.
+ */
 class IdleWaitTest {
+
+    /** Nanoseconds on the test's clock; only the test moves it. */
+    private long now = 1_000_000_000L;
+    private final Clock clock = () -> now;
 
     /** A thread that never waits for a CPU. */
     private static final CpuContention NEVER_CONTENDED = new CpuContention(into -> {
@@ -41,7 +49,7 @@ class IdleWaitTest {
     @Test
     void withoutSpinEveryEmptyCycleAsksToBlock() {
         ScriptedWaiter w = new ScriptedWaiter();
-        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED);
+        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED, clock);
         for (int i = 0; i < 5; i++) {
             idle.idle(0);
         }
@@ -52,11 +60,27 @@ class IdleWaitTest {
     @Test
     void whileSpinningItNeverBlocksAndWorkStartsTheSpinAgain() {
         ScriptedWaiter w = new ScriptedWaiter();
-        IdleWait idle = new IdleWait(Long.MAX_VALUE / 2, w, NEVER_CONTENDED);
+        IdleWait idle = new IdleWait(1_000, w, NEVER_CONTENDED, clock);
         for (int i = 0; i < 1000; i++) {
-            idle.idle(i % 7 == 0 ? 1 : 0);
+            idle.idle(0);
         }
-        assertThat(w.calls).isZero();
+        now += 999;
+        idle.idle(0);
+        assertThat(w.calls).as("within the spin").isZero();
+        now += 1;
+        idle.idle(0);
+        assertThat(w.calls).as("the spin has passed").isEqualTo(1);
+        idle.idle(0);
+        assertThat(w.calls).as("woken for an event: the next empty cycle blocks at once").isEqualTo(2);
+
+        idle.idle(1);
+        idle.idle(0);
+        now += 999;
+        idle.idle(0);
+        assertThat(w.calls).as("work started the spin again").isEqualTo(2);
+        now += 1;
+        idle.idle(0);
+        assertThat(w.calls).isEqualTo(3);
     }
 
     @Test
@@ -67,7 +91,7 @@ class IdleWaitTest {
         }
         w.answers.add(true);
         w.answers.add(false);
-        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED);
+        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED, clock);
         long[] parks = new long[10];
         for (int i = 0; i < parks.length; i++) {
             idle.idle(0);
@@ -82,7 +106,7 @@ class IdleWaitTest {
         w.answers.add(false);
         w.answers.add(false);
         w.answers.add(false);
-        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED);
+        IdleWait idle = new IdleWait(0, w, NEVER_CONTENDED, clock);
         idle.idle(0);
         idle.idle(0);
         idle.idle(3);
@@ -95,16 +119,17 @@ class IdleWaitTest {
     void aThreadThatWaitedForItsCpuDoesNotSpin() {
         long[] c = {0, 1};
         ScriptedWaiter w = new ScriptedWaiter();
-        IdleWait idle = new IdleWait(Long.MAX_VALUE / 2, w, scripted(c));
+        IdleWait idle = new IdleWait(1_000, w, scripted(c), clock);
         idle.idle(0); // the first look only starts the count
-        assertThat(w.calls).isZero();
+        assertThat(w.calls).as("spinning").isZero();
         // ten turns on a CPU since, each after 100 us on a run queue: contended from the next idle run on
         c[0] = 1_000_000;
         c[1] = 11;
-        long until = System.nanoTime() + 2 * CpuContention.INTERVAL_NANOS;
-        while (System.nanoTime() < until) {
-            Thread.onSpinWait();
-        }
+        now += CpuContention.INTERVAL_NANOS - 1;
+        idle.idle(1);
+        idle.idle(0);
+        assertThat(w.calls).as("the counters are not read again within an interval: still spinning").isZero();
+        now += 1;
         idle.idle(1);
         idle.idle(0);
         assertThat(w.calls).as("blocked without spinning").isEqualTo(1);

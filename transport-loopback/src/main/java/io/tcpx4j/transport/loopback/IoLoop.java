@@ -6,6 +6,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -24,6 +25,11 @@ import java.util.function.Consumer;
 final class IoLoop implements Runnable {
 
     private static final System.Logger LOG = System.getLogger(IoLoop.class.getName());
+    /**
+     * How long a caller waits for the loop to run a task it needs done before it goes on (a close), or to
+     * stop: bounded, because a loop stuck in a socket call must not hang the caller's close.
+     */
+    static final long WAIT_MILLIS = 5_000;
 
     /** Something that reacts to readiness of a key it attached itself to. */
     interface Handler {
@@ -84,14 +90,6 @@ final class IoLoop implements Runnable {
         return selector;
     }
 
-    boolean inLoop() {
-        return Thread.currentThread() == thread;
-    }
-
-    boolean isRunning() {
-        return running;
-    }
-
     /** Runs a task on the loop thread soon. Returns false if the loop has stopped. */
     boolean execute(Runnable task) {
         if (!running) {
@@ -100,6 +98,26 @@ final class IoLoop implements Runnable {
         tasks.add(task);
         wake();
         return true;
+    }
+
+    /**
+     * Runs {@code task} on the loop thread and waits for it, at most {@link #WAIT_MILLIS}. True once it ran,
+     * or once the loop has stopped (closing every socket it had on its way out); false if the wait ran out.
+     */
+    boolean runAndWait(Runnable task) {
+        CountDownLatch done = new CountDownLatch(1);
+        if (!execute(() -> {
+            task.run();
+            done.countDown();
+        })) {
+            return true;
+        }
+        try {
+            return done.await(WAIT_MILLIS, TimeUnit.MILLISECONDS) || !running;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return !running;
+        }
     }
 
     /** Makes the loop run a pump pass soon; allocation-free, so the data path may call it per request. */
@@ -223,9 +241,9 @@ final class IoLoop implements Runnable {
         running = false;
         selector.wakeup();
         LockSupport.unpark(thread);
-        if (!inLoop()) {
+        if (Thread.currentThread() != thread) {
             try {
-                thread.join(TimeUnit.SECONDS.toMillis(5));
+                thread.join(WAIT_MILLIS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What send and receive comms share: the socket streams on one I/O loop, the ring of 16 request
@@ -26,8 +24,6 @@ import java.util.concurrent.TimeUnit;
 abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
 
     private static final System.Logger LOG = System.getLogger(LoopbackComm.class.getName());
-    /** A close waits this long for the loop to let go of the caller's memory, then leaks rather than corrupts. */
-    private static final long CLOSE_WAIT_MS = 5000;
 
     /** What the transport lends its comms; also how it tells its own comms from others. */
     final CommSupport support;
@@ -160,33 +156,19 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
 
     /**
      * Caller thread: closes the sockets on the loop and waits (bounded) until the loop no longer
-     * touches the caller's memory, because the caller frees it next. Idempotent.
+     * touches the caller's memory, because the caller frees it next; a loop that does not answer in time
+     * leaks the memory rather than corrupt it. Idempotent.
      */
     final void close() {
         if (closed) {
             return;
         }
         closed = true;
-        CountDownLatch done = new CountDownLatch(1);
-        boolean queued = loop.execute(() -> {
-            closeChannels(failure == null && unfinished());
-            done.countDown();
-        });
-        boolean quiet = true;
-        if (queued) {
-            try {
-                quiet = done.await(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                quiet = false;
-            }
-        }
-        // A stopped loop closed every socket on its way out, so the memory is no longer touched.
-        if (quiet || !loop.isRunning()) {
+        if (loop.runAndWait(() -> closeChannels(failure == null && unfinished()))) {
             freeResources();
         } else {
-            LOG.log(System.Logger.Level.WARNING,
-                    "loopback I/O loop did not release a closed comm in " + CLOSE_WAIT_MS + " ms; leaking its buffers");
+            LOG.log(System.Logger.Level.WARNING, "loopback I/O loop did not release a closed comm in "
+                    + IoLoop.WAIT_MILLIS + " ms; leaking its buffers");
         }
     }
 

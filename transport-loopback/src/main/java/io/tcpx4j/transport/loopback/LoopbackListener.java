@@ -15,8 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A listening socket. Every incoming socket first sends a 32-byte hello
@@ -104,17 +102,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
             return;
         }
         closed = true;
-        CountDownLatch done = new CountDownLatch(1);
-        if (loop.execute(() -> {
-            closeOnLoop();
-            done.countDown();
-        })) {
-            try {
-                done.await(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        loop.runAndWait(this::closeOnLoop);
         // comms completed on the loop after its close task ran cannot exist: the loop did both in order
         for (LoopbackRecvComm c; (c = ready.poll()) != null; ) {
             c.close();

@@ -2,12 +2,12 @@ package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
 import io.tcpx4j.domain.EngineConfig;
-import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
