@@ -2,9 +2,9 @@ package io.tcpx4j.domain.lifecycle;
 
 import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.Progress;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetTransport;
