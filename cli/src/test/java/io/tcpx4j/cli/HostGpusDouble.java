@@ -12,6 +12,7 @@ import io.tcpx4j.domain.HostAsVramDouble;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.ScatterGather;
+import io.tcpx4j.domain.testing.HostCopies;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -83,7 +84,7 @@ final class HostGpusDouble implements GpuHost {
     }
 
     /** "GPU memory" of host memory, each allocation labelled with its GPU. Thread-safe. */
-    static final class Memory implements DeviceMemory {
+    static final class Memory implements HostCopies {
 
         private record Allocation(long size, MemoryKind kind, int device) {
         }
@@ -155,22 +156,6 @@ final class HostGpusDouble implements GpuHost {
         /** Allocations not freed yet. */
         int live() {
             return allocations.size();
-        }
-
-        @Override
-        public void copy(MemoryDescriptor destination, MemoryDescriptor source) {
-            NativeMemory.copy(source.address(), destination.address(), source.length());
-        }
-
-        @Override
-        public long copyAsync(MemoryDescriptor destination, MemoryDescriptor source) {
-            copy(destination, source);
-            return 1;
-        }
-
-        @Override
-        public boolean isDone(long ticket) {
-            return true;
         }
     }
 }

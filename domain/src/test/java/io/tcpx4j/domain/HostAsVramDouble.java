@@ -6,9 +6,9 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.FragmentReader;
 import io.tcpx4j.domain.memory.NativeMemory;
-import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.ScatterGather;
+import io.tcpx4j.domain.testing.HostCopies;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * remembers. With {@link Unpacking} (a CPU unpacker that accepts both kinds, since both are host memory
  * underneath) it lets the device paths of the engine run without a GPU. Thread-safe.
  */
-public final class HostAsVramDouble implements DeviceMemory {
+public final class HostAsVramDouble implements HostCopies {
 
     /** Host allocations of this double: the only DRAM there is. */
     private final Map<Long, Long> host = new ConcurrentHashMap<>();
@@ -72,22 +72,6 @@ public final class HostAsVramDouble implements DeviceMemory {
     /** Device allocations not freed yet. */
     public int deviceAllocations() {
         return device.size();
-    }
-
-    @Override
-    public void copy(MemoryDescriptor destination, MemoryDescriptor source) {
-        NativeMemory.copy(source.address(), destination.address(), source.length());
-    }
-
-    @Override
-    public long copyAsync(MemoryDescriptor destination, MemoryDescriptor source) {
-        copy(destination, source);
-        return 1;
-    }
-
-    @Override
-    public boolean isDone(long ticket) {
-        return true;
     }
 
     /** Unpacks and copies "VRAM" with the CPU; counts packed scatters and copies. Not thread-safe. */
