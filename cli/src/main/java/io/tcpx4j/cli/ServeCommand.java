@@ -2,6 +2,7 @@ package io.tcpx4j.cli;
 
 import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryKind;
+import io.tcpx4j.api.PeerStats;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -9,6 +10,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -164,6 +166,12 @@ final class ServeCommand implements Callable<Integer> {
     /** Where --metrics-port serves once listening, else null. */
     java.net.InetSocketAddress metricsAddress() {
         return server == null || engine.metrics() == null ? null : engine.metrics().address();
+    }
+
+    /** The peers the serving engine knows now (none before it listens). */
+    List<PeerStats> peers() {
+        TargetServer s = server;
+        return s == null ? List.of() : s.peers();
     }
 
     /** The out-of-band address once listening, else null. */

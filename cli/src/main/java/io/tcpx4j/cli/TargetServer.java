@@ -1,6 +1,7 @@
 package io.tcpx4j.cli;
 
 import io.tcpx4j.api.ByteSize;
+import io.tcpx4j.api.PeerStats;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -150,6 +151,11 @@ final class TargetServer implements AutoCloseable {
         return address;
     }
 
+    /** The peers the engine knows now: initiators connected or with work left, each forgotten once gone. */
+    List<PeerStats> peers() {
+        return node.engine().peerStats();
+    }
+
     /**
      * Serves runs until {@code maxRuns} have ended (0 = no limit) or {@link #close()} is called, then
      * waits for the run in progress to release its buffer. A run that fails is logged and ends;
@@ -285,7 +291,8 @@ final class TargetServer implements AutoCloseable {
                 + (gpus.isEmpty() ? "" : gpus.size() == 1 ? " on GPU " + gpus.get(0)
                 : "s on GPUs " + DeviceList.join(gpus)));
         try (TargetSide side = new TargetSide(node, gpus, hello.bytes())) {
-            node.engine().loadPeer(hello.name(), hello.connInfo());
+            // the initiator dials the engine; loading its conn-info would keep it known after it has gone,
+            // one entry per initiator for the life of the server
             c.send(OobMessage.welcome(node.engine().name(), node.engine().connInfo(), side.metadata(),
                     timeouts.timeout, node.channels()));
             while (true) {
