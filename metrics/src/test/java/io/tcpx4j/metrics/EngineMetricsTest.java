@@ -99,9 +99,7 @@ class EngineMetricsTest {
              HostBuffer remote = HostBuffer.allocate(BLOCK);
              RegisteredMemory l = alpha.metered.register(local.descriptor());
              RegisteredMemory r = beta.engine.register(remote.descriptor())) {
-            alpha.metered.loadPeer("beta", beta.engine.connInfo());
-            alpha.metered.loadRemoteMetadata("beta", r.publicMetadata());
-            Session s = alpha.metered.session("beta");
+            Session s = sessionToBeta(r);
             for (int i = 0; i < writes; i++) {
                 Transfer t = s.write(List.of(local.descriptor()), List.of(remote.descriptor()), null);
                 assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
@@ -236,10 +234,8 @@ class EngineMetricsTest {
              HostBuffer remote = HostBuffer.allocate(SMALL);
              RegisteredMemory l = alpha.metered.register(local.descriptor());
              RegisteredMemory r = beta.engine.register(remote.descriptor())) {
-            alpha.metered.loadPeer("beta", beta.engine.connInfo());
-            alpha.metered.loadRemoteMetadata("beta", r.publicMetadata());
             String[] write = {"engine", "beta", "peer", "alpha", "op", "write"};
-            Session s = alpha.metered.session("beta");
+            Session s = sessionToBeta(r);
             for (int i = 0; i < 3; i++) {
                 Transfer t = s.write(List.of(local.descriptor()), List.of(remote.descriptor()), null);
                 assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
@@ -267,9 +263,7 @@ class EngineMetricsTest {
              HostBuffer remote = HostBuffer.allocate(SMALL);
              RegisteredMemory l = alpha.metered.register(local.descriptor());
              RegisteredMemory r = beta.engine.register(remote.descriptor())) {
-            alpha.metered.loadPeer("beta", beta.engine.connInfo());
-            alpha.metered.loadRemoteMetadata("beta", r.publicMetadata());
-            Transfer t = alpha.metered.session("beta").write(List.of(local.descriptor()), List.of(remote.descriptor()), null);
+            Transfer t = sessionToBeta(r).write(List.of(local.descriptor()), List.of(remote.descriptor()), null);
             assertThat(alpha.metered.driveUntilEnded(t, T)).isEqualTo(TransferStatus.DONE);
             awaitValue(() -> alpha.registry.find(TransferMetrics.TRANSFERS).counter() == null ? 0
                     : alpha.registry.find(TransferMetrics.TRANSFERS).counter().count(), 1);
@@ -281,6 +275,13 @@ class EngineMetricsTest {
             PrometheusText after = alpha.scrape();
             assertThat(after.samples()).noneMatch(s -> s.name().startsWith("tcpx4j_"));
         }
+    }
+
+    /** Alpha learns beta's conn-info and its region {@code r}, then opens a session to it. */
+    private Session sessionToBeta(RegisteredMemory r) {
+        alpha.metered.loadPeer("beta", beta.engine.connInfo());
+        alpha.metered.loadRemoteMetadata("beta", r.publicMetadata());
+        return alpha.metered.session("beta");
     }
 
     private static String[] concat(String[] labels, String... more) {
