@@ -8,6 +8,7 @@ import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -42,8 +43,8 @@ class ConnectionFailureIsolationTest {
         }
 
         @Override
-        public SendComm connect(int device, byte[] handle) {
-            SendComm c = super.connect(device, handle);
+        public SendComm connect(int device, byte[] handle, DriverSelector driver) {
+            SendComm c = super.connect(device, handle, driver);
             if (c != null && recording) {
                 doomed.add(c);
             }

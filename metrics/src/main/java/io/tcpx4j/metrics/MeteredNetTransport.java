@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Tags;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.domain.port.out.Comm;
 import io.tcpx4j.domain.port.out.ForwardingNetTransport;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
@@ -90,13 +91,29 @@ public final class MeteredNetTransport extends ForwardingNetTransport {
 
     @Override
     public Listener listen(int device) {
-        Listener l = delegate.listen(device);
+        return metered(delegate.listen(device), device);
+    }
+
+    @Override
+    public Listener listen(int device, DriverSelector driver) {
+        return metered(delegate.listen(device, driver), device);
+    }
+
+    private static Listener metered(Listener l, int device) {
         return l == null ? null : new MeteredListener(l, device);
     }
 
     @Override
     public SendComm connect(int device, byte[] handle) {
-        SendComm c = delegate.connect(device, handle);
+        return metered(delegate.connect(device, handle), device);
+    }
+
+    @Override
+    public SendComm connect(int device, byte[] handle, DriverSelector driver) {
+        return metered(delegate.connect(device, handle, driver), device);
+    }
+
+    private SendComm metered(SendComm c, int device) {
         return c == null ? null : new MeteredComm.Send(c, device(device));
     }
 

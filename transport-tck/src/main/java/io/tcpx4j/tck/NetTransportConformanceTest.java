@@ -29,10 +29,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * bytes around host buffers) and bounds every wait by {@link #deadline()}. The checks of devices,
  * set-up and registration are inherited from {@link CoreConformance}, those of slots, FIFO, tags and
  * asynchrony from {@link SlotConformance}, those of close, peer death and progress wake-ups from
- * {@link LifecycleConformance}; this class adds devmem receives and fault injection; {@link TckFixture}
+ * {@link LifecycleConformance}, those of driver sockets from {@link DriverConformance}; this class adds
+ * devmem receives and fault injection; {@link TckFixture}
  * holds the hooks and helpers.
  */
-public abstract class NetTransportConformanceTest extends LifecycleConformance {
+public abstract class NetTransportConformanceTest extends DriverConformance {
 
     // ---- tests: devmem receives
 

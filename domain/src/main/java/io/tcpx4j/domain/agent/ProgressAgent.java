@@ -20,6 +20,7 @@ import org.agrona.concurrent.AgentRunner;
 
 import java.time.Duration;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -64,7 +65,8 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
     private final boolean severalAgents;
     /**
      * Whether the transport and the unpacker announce every event that moves requests on (a completion
-     * wakes the driver, and no batch is left to poll), so that a driver may block while requests are out.
+     * wakes the driver, or the transport's sockets are in its selector, and no batch is left to poll), so
+     * that a driver may block while requests are out.
      */
     private final boolean signalled;
     /** What the engine does once this agent has shut down (the last one frees what they share). */
@@ -103,7 +105,8 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
         this.directory = new PeerDirectory(ctx, notifications, readiness);
         this.maxBlockMillis = Math.min(MAX_BLOCK_MILLIS, Math.max(1, ctx.config().heartbeat().toMillis() / 2));
         this.spinNanos = ctx.config().progress().spin().toNanos();
-        this.signalled = ctx.transport().capabilities().contains(Capability.PROGRESS_WAKEUPS)
+        Set<Capability> caps = ctx.transport().capabilities();
+        this.signalled = (caps.contains(Capability.PROGRESS_WAKEUPS) || caps.contains(Capability.DRIVER_SOCKETS))
                 && ctx.unpacker().completesOnSubmit();
     }
 

@@ -2,6 +2,7 @@ package io.tcpx4j.domain.datapath;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.RecvComm;
@@ -18,6 +19,7 @@ import java.util.function.Consumer;
 final class DataChannel {
 
     final int device;
+    private final DriverSelector driver;
     final RequestRing tx = new RequestRing();
     final RequestRing rx = new RequestRing();
     private Listener listener;
@@ -25,10 +27,11 @@ final class DataChannel {
     private SendComm send;
     private RecvComm recv;
 
-    /** Opens the channel's listener on {@code device}. */
-    DataChannel(NetTransport transport, int device) {
+    /** Opens the channel's listener on {@code device}, for comms that {@code driver}'s thread drives. */
+    DataChannel(NetTransport transport, int device, DriverSelector driver) {
         this.device = device;
-        this.listener = transport.listen(device);
+        this.driver = driver;
+        this.listener = transport.listen(device, driver);
     }
 
     /** The handle of this side's listener, for the peer. */
@@ -48,7 +51,7 @@ final class DataChannel {
     int setUp(NetTransport transport) {
         int work = 0;
         if (send == null && peerHandle != null) {
-            send = transport.connect(device, peerHandle);
+            send = transport.connect(device, peerHandle, driver);
             if (send != null) {
                 work++;
             }

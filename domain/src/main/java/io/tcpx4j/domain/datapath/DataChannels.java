@@ -2,6 +2,7 @@ package io.tcpx4j.domain.datapath;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.registration.RegistrationGroup;
 
@@ -24,13 +25,16 @@ public final class DataChannels {
     private final DataChannel[] channels;
     private boolean ready;
 
-    /** Opens a listener per channel on the device {@code deviceFor} maps it to. */
-    public DataChannels(NetTransport transport, int count, IntUnaryOperator deviceFor) {
+    /**
+     * Opens a listener per channel on the device {@code deviceFor} maps it to; the comms are driven by
+     * {@code driver}'s thread.
+     */
+    public DataChannels(NetTransport transport, int count, IntUnaryOperator deviceFor, DriverSelector driver) {
         this.transport = transport;
         DataChannel[] chs = new DataChannel[count];
         try {
             for (int i = 0; i < count; i++) {
-                chs[i] = new DataChannel(transport, deviceFor.applyAsInt(i));
+                chs[i] = new DataChannel(transport, deviceFor.applyAsInt(i), driver);
             }
         } catch (RuntimeException e) {
             for (DataChannel ch : chs) {

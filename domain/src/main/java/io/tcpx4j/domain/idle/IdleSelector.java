@@ -2,6 +2,7 @@ package io.tcpx4j.domain.idle;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.DriverSelector;
 
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
@@ -16,17 +17,21 @@ import java.util.function.Consumer;
  * blocks on it when it has nothing to do, woken early by {@link #wake()} (commands, transport
  * completions), and a duty cycle of an agent serving several connections polls it once ({@link #poll()})
  * rather than spend a read system call on every connection, most of which would find nothing. A watched
- * channel may carry a callback that learns it was ready.
+ * channel may carry a callback that learns it was ready. It is also the {@link DriverSelector} a transport
+ * that moves its bytes on the driver's thread registers its sockets with.
  *
  * <p>{@link #wake()} is thread-safe; everything else belongs to the agent's driver, one thread at a time
  * (it never polls while it blocks).
  */
-public final class IdleSelector implements AutoCloseable {
+public final class IdleSelector implements DriverSelector, AutoCloseable {
 
     private final Selector selector;
     private final Consumer<SelectionKey> onReady = key -> {
-        if (key.attachment() instanceof Runnable r) {
+        Object a = key.attachment();
+        if (a instanceof Runnable r) {
             r.run();
+        } else if (a instanceof Handler h) {
+            h.onReady(key);
         }
     };
     private volatile boolean waiting;
@@ -54,6 +59,15 @@ public final class IdleSelector implements AutoCloseable {
     public SelectionKey watch(SelectableChannel channel, int ops, Runnable onReady) {
         try {
             return channel.register(selector, ops, onReady);
+        } catch (ClosedChannelException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public SelectionKey register(SelectableChannel channel, int ops, Handler handler) {
+        try {
+            return channel.register(selector, ops, handler);
         } catch (ClosedChannelException e) {
             return null;
         }
@@ -94,6 +108,7 @@ public final class IdleSelector implements AutoCloseable {
     }
 
     /** Ends a wait in progress, or skips the next one; cheap when nobody waits. */
+    @Override
     public void wake() {
         signaled = true;
         if (waiting) {

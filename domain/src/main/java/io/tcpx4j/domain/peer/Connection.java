@@ -64,6 +64,8 @@ final class Connection {
     private int dataWork;
     // set once on the agent when the handshake is done; stats() reads channels racily
     private DataChannels channels;
+    /** The agent's selector, which the data channels' comms register their sockets with where the transport asks. */
+    private IdleSelector readiness;
     /** Whether every data channel is up ({@link DataChannels#isReady}), kept here: each cycle asks. */
     private boolean channelsUp;
     private ChunkMover pipeline;
@@ -116,6 +118,7 @@ final class Connection {
 
     /** Lets an idle agent wake when the control stream can connect or read, and the agent's poll see its bytes. */
     void watch(IdleSelector readiness) {
+        this.readiness = readiness;
         control.watch(readiness);
     }
 
@@ -346,7 +349,7 @@ final class Connection {
 
     /** {@code peerInlineLimit}: the most bytes the peer takes in one WRITE_INLINE, as its handshake said. */
     private void establish(int channelCount, int peerInlineLimit) {
-        channels = new DataChannels(ctx.transport(), channelCount, ctx::deviceFor);
+        channels = new DataChannels(ctx.transport(), channelCount, ctx::deviceFor, readiness);
         pipeline = new ChunkMover(ctx.transport(), ctx.unpacker(), ctx.registry(), channels, cfg);
         data = new TransferProtocol(ctx.name(), peerName, cfg, ctx.unpacker(), ctx.registry(), writer, events::deliver,
                 events.traffic(), channels, pipeline, peerInlineLimit);

@@ -1,6 +1,7 @@
 package io.tcpx4j.it.reliability;
 
 import io.tcpx4j.domain.port.out.Comm;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -46,15 +47,15 @@ final class CountingTransport extends ForwardingNetTransport {
     }
 
     @Override
-    public Listener listen(int device) {
-        Listener l = delegate.listen(device);
+    public Listener listen(int device, DriverSelector driver) {
+        Listener l = delegate.listen(device, driver);
         listeners.incrementAndGet();
         return l;
     }
 
     @Override
-    public SendComm connect(int device, byte[] handle) {
-        SendComm c = delegate.connect(device, handle);
+    public SendComm connect(int device, byte[] handle, DriverSelector driver) {
+        SendComm c = delegate.connect(device, handle, driver);
         if (c != null) {
             comms.incrementAndGet();
             commsOpened.incrementAndGet();

@@ -6,8 +6,7 @@ import io.tcpx4j.domain.port.out.DeviceMemory;
 
 /**
  * What one transport lends the comms, listeners and connects it creates: its settings, its device
- * memory (staging of CUDA sources), host memory for bounce pages and fragment tables, and its progress
- * wake-ups. The comms hold it instead of their transport, so that the arrows go one way: the transport
+ * memory (staging of CUDA sources), and host memory for bounce pages and fragment tables. The comms hold it instead of their transport, so that the arrows go one way: the transport
  * knows its comms, they know only this. Two comms of one transport share one instance, which is how
  * the transport recognises its own comms.
  *
@@ -18,17 +17,15 @@ final class CommSupport {
     private final LoopbackConfig config;
     private final DeviceMemory deviceMemory;
     private final boolean gpu;
-    private final ProgressWakes wakes;
 
     /**
      * @param deviceMemory device memory services, or {@code null}
      * @param gpu          whether {@code deviceMemory} has devices (bounce pages are then pinned)
      */
-    CommSupport(LoopbackConfig config, DeviceMemory deviceMemory, boolean gpu, ProgressWakes wakes) {
+    CommSupport(LoopbackConfig config, DeviceMemory deviceMemory, boolean gpu) {
         this.config = config;
         this.deviceMemory = deviceMemory;
         this.gpu = gpu;
-        this.wakes = wakes;
     }
 
     LoopbackConfig config() {
@@ -38,11 +35,6 @@ final class CommSupport {
     /** The transport's device memory; only asked for on GPU hosts, where it is never null. */
     DeviceMemory deviceMemory() {
         return deviceMemory;
-    }
-
-    /** Any thread: a request completed, a comm failed, or a connect or accept became ready. */
-    void signalProgress() {
-        wakes.signal();
     }
 
     /** Bounce pages and fragment tables: pinned and GPU-mapped on GPU hosts, plain native memory otherwise. */

@@ -2,6 +2,7 @@ package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.Listener;
 
 import java.io.IOException;
@@ -40,7 +41,8 @@ final class Connector {
         this.loops = loops;
     }
 
-    Listener listen(int device) {
+    /** A listener whose sockets, and its comm's, {@code driver}'s thread moves where the transport has no I/O threads. */
+    Listener listen(int device, DriverSelector driver) {
         LoopbackListener.checkDevice(device, config.devices());
         InetAddress host;
         try {
@@ -60,7 +62,7 @@ final class Connector {
             if (config.faults().corruptHandle()) {
                 handle = HandleCodec.corrupt(handle);
             }
-            IoLoop loop = loops.next();
+            Loop loop = loops.next(driver);
             LoopbackListener l = new LoopbackListener(support, loop, device, server, nonce, handle);
             listeners.add(l);
             loop.execute(l::register);
@@ -74,18 +76,19 @@ final class Connector {
     }
 
     /** The connected comm, or {@code null} while the connect to {@code handle} is under way. */
-    LoopbackSendComm connect(int device, byte[] handle) {
+    LoopbackSendComm connect(int device, byte[] handle, DriverSelector driver) {
         LoopbackListener.checkDevice(device, config.devices());
         HandleCodec.Handle decoded = HandleCodec.decode(handle);
         ByteBuffer key = ByteBuffer.wrap(handle.clone());
         PendingConnect p = connecting.get(key);
         if (p == null) {
-            p = new PendingConnect(support, loops.next(), decoded, RANDOM.nextLong());
+            p = new PendingConnect(support, loops.next(driver), decoded, RANDOM.nextLong());
             connecting.put(key, p);
             PendingConnect started = p;
             p.loopExecute(started::start);
             return null;
         }
+        p.progress();
         TransferException f = p.failure;
         if (f != null) {
             connecting.remove(key);

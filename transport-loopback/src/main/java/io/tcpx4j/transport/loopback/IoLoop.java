@@ -2,6 +2,7 @@ package io.tcpx4j.transport.loopback;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ import java.util.function.Consumer;
  * <p>Thread-safe entry points: {@link #execute}, {@link #wake}, {@link #shutdown}. Everything else is
  * <b>confined to the loop thread</b>.
  */
-final class IoLoop implements Runnable {
+final class IoLoop implements Loop, Runnable {
 
     private static final System.Logger LOG = System.getLogger(IoLoop.class.getName());
     /**
@@ -31,24 +32,10 @@ final class IoLoop implements Runnable {
      */
     static final long WAIT_MILLIS = 5_000;
 
-    /** Something that reacts to readiness of a key it attached itself to. */
-    interface Handler {
-        void ready(SelectionKey key);
-
-        /** The handler threw; it must fail whatever it serves and let go of its sockets. */
-        void crashed(RuntimeException e);
-    }
-
-    /** Something with work that may be ready without a socket event (posted requests, staging). */
-    interface Pumpable {
-        void pump();
-
-        /** {@link #pump()} threw; fail what it serves and {@link #remove} it. */
-        void crashed(RuntimeException e);
-    }
-
     private final Selector selector;
     private final Thread thread;
+    /** The wake-ups of the engines using the transport, told of every completion, failure and set-up. */
+    private final ProgressWakes wakes;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean wakePending = new AtomicBoolean();
     private final ArrayList<Pumpable> pumpables = new ArrayList<>();
@@ -75,7 +62,8 @@ final class IoLoop implements Runnable {
     private static final long STAGING_POLL_NANOS = 5_000L;
     private static final long STAGING_PARK_NANOS = 10_000L;
 
-    IoLoop(String name) {
+    IoLoop(String name, ProgressWakes wakes) {
+        this.wakes = wakes;
         try {
             selector = Selector.open();
         } catch (IOException e) {
@@ -86,12 +74,14 @@ final class IoLoop implements Runnable {
         thread.start();
     }
 
-    Selector selector() {
-        return selector;
+    @Override
+    public SelectionKey register(SelectableChannel channel, int ops, Handler handler) throws IOException {
+        return channel.register(selector, ops, handler);
     }
 
     /** Runs a task on the loop thread soon. Returns false if the loop has stopped. */
-    boolean execute(Runnable task) {
+    @Override
+    public boolean execute(Runnable task) {
         if (!running) {
             return false;
         }
@@ -104,7 +94,8 @@ final class IoLoop implements Runnable {
      * Runs {@code task} on the loop thread and waits for it, at most {@link #WAIT_MILLIS}. True once it ran,
      * or once the loop has stopped (closing every socket it had on its way out); false if the wait ran out.
      */
-    boolean runAndWait(Runnable task) {
+    @Override
+    public boolean runAndWait(Runnable task) {
         CountDownLatch done = new CountDownLatch(1);
         if (!execute(() -> {
             task.run();
@@ -120,6 +111,31 @@ final class IoLoop implements Runnable {
         }
     }
 
+    /** The posting thread hands the request to this loop's pump pass. */
+    @Override
+    public void posted(Pumpable comm) {
+        wake();
+    }
+
+    /** The loop thread moves the comm's bytes; the caller only reads what it marked. */
+    @Override
+    public void drive(Pumpable comm) {
+    }
+
+    @Override
+    public void poll() {
+    }
+
+    @Override
+    public void signal() {
+        wakes.signal();
+    }
+
+    /** The loop serves the transport's other sockets and stops with the transport. */
+    @Override
+    public void release() {
+    }
+
     /** Makes the loop run a pump pass soon; allocation-free, so the data path may call it per request. */
     void wake() {
         if (wakePending.compareAndSet(false, true)) {
@@ -132,16 +148,19 @@ final class IoLoop implements Runnable {
      * Loop thread: a request waits for the staging copy behind {@code ticket}, which raises no event
      * when it finishes; the next turn polls the sockets without blocking instead of waiting in select.
      */
-    void pollSoon(long ticket) {
+    @Override
+    public void pollSoon(long ticket) {
         pollSoon = true;
         pollTicket = ticket;
     }
 
-    void add(Pumpable p) {
+    @Override
+    public void add(Pumpable p) {
         pumpables.add(p);
     }
 
-    void remove(Pumpable p) {
+    @Override
+    public void remove(Pumpable p) {
         pumpables.remove(p);
     }
 
@@ -226,13 +245,8 @@ final class IoLoop implements Runnable {
     }
 
     private void onKey(SelectionKey key) {
-        Object a = key.attachment();
-        if (a instanceof Handler h && key.isValid()) {
-            try {
-                h.ready(key);
-            } catch (RuntimeException e) {
-                h.crashed(e);
-            }
+        if (key.attachment() instanceof Handler h) {
+            h.onReady(key);
         }
     }
 

@@ -2,13 +2,15 @@ package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
+import io.tcpx4j.domain.port.out.DriverSelector;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The transport's I/O loops: none until the first {@link #next()}, then {@code ioThreads} of them,
- * handed out round-robin to listeners and connections. It also holds the transport's closed state,
+ * The transport's loops: with I/O threads, none until the first {@link #next}, then {@code ioThreads}
+ * {@link IoLoop}s, handed out round-robin to listeners and connections; without ({@code ioThreads} 0), a
+ * {@link DriverLoop} on the selector of the thread that drives each listener or connection. It also holds the transport's closed state,
  * because closing is what must exclude starting: once {@link #close()} has run, {@link #next()}
  * throws, so the loops {@link #shutdown()} stops are all the loops there will ever be.
  *
@@ -24,8 +26,11 @@ final class IoLoops {
     private int nextLoop;
     private volatile boolean closed;
 
-    IoLoops(int ioThreads, System.Logger log) {
+    private final ProgressWakes wakes;
+
+    IoLoops(int ioThreads, ProgressWakes wakes, System.Logger log) {
         this.ioThreads = ioThreads;
+        this.wakes = wakes;
         this.log = log;
     }
 
@@ -33,15 +38,21 @@ final class IoLoops {
         return closed;
     }
 
-    /** The loop for a new listener or connection, starting the loops on first use. */
-    synchronized IoLoop next() {
+    /**
+     * The loop for a new listener or connection that {@code driver}'s thread drives (null: a caller that
+     * blocks on no selector), starting the I/O threads on first use.
+     */
+    synchronized Loop next(DriverSelector driver) {
         if (closed) {
             throw new TransferException(Code.INVALID_PARAM, "transport is closed");
+        }
+        if (ioThreads == 0) {
+            return new DriverLoop(driver);
         }
         if (loops == null) {
             List<IoLoop> l = new ArrayList<>(ioThreads);
             for (int i = 0; i < ioThreads; i++) {
-                l.add(new IoLoop("tcpx4j-loopback-io-" + i));
+                l.add(new IoLoop("tcpx4j-loopback-io-" + i, wakes));
             }
             loops = l;
             log.log(System.Logger.Level.DEBUG, "loopback transport started " + l.size() + " I/O threads");

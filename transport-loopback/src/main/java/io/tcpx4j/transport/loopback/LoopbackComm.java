@@ -21,13 +21,13 @@ import java.nio.channels.SocketChannel;
  * <p><b>Not thread-safe</b>: the caller side is driven by one thread at a time (the SPI's rule); the
  * stream side is confined to the loop thread.
  */
-abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
+abstract class LoopbackComm implements Comm, Loop.Pumpable {
 
     private static final System.Logger LOG = System.getLogger(LoopbackComm.class.getName());
 
     /** What the transport lends its comms; also how it tells its own comms from others. */
     final CommSupport support;
-    final IoLoop loop;
+    final Loop loop;
     final Stream[] streams;
     final LoopbackRequest[] ring = new LoopbackRequest[NetTransport.MAX_REQUESTS];
 
@@ -40,12 +40,12 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
     volatile boolean closed;
     private boolean channelsClosed;
 
-    LoopbackComm(CommSupport support, IoLoop loop, int sockets) {
+    LoopbackComm(CommSupport support, Loop loop, int sockets) {
         this.support = support;
         this.loop = loop;
         this.streams = new Stream[sockets];
         for (int i = 0; i < ring.length; i++) {
-            ring[i] = new LoopbackRequest(this, support, i);
+            ring[i] = new LoopbackRequest(this, loop, i);
         }
     }
 
@@ -96,7 +96,7 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
         failureMessage = message;
         failure = new TransferException(code, message, cause);
         closeChannels(true);
-        support.signalProgress();
+        loop.signal();
     }
 
     @Override
@@ -108,6 +108,22 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
             if (!s.blocked) {
                 s.pump();
             }
+        }
+    }
+
+    /** The driving thread, on a loop without I/O threads. */
+    @Override
+    public final void pumpAll() {
+        try {
+            for (Stream s : streams) {
+                if (failure != null || channelsClosed) {
+                    return;
+                }
+                s.blocked = false;
+                s.pump();
+            }
+        } catch (RuntimeException e) {
+            crashed(e);
         }
     }
 
@@ -166,6 +182,7 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
         closed = true;
         if (loop.runAndWait(() -> closeChannels(failure == null && unfinished()))) {
             freeResources();
+            loop.release();
         } else {
             LOG.log(System.Logger.Level.WARNING, "loopback I/O loop did not release a closed comm in "
                     + IoLoop.WAIT_MILLIS + " ms; leaking its buffers");
@@ -191,7 +208,7 @@ abstract class LoopbackComm implements Comm, IoLoop.Pumpable {
     }
 
     /** One socket of a comm. <b>Confined to the loop thread.</b> */
-    abstract static class Stream implements IoLoop.Handler {
+    abstract static class Stream implements Loop.Handler {
         final LoopbackComm comm;
         final int index;
         final SocketChannel channel;

@@ -20,7 +20,9 @@ import java.util.Objects;
  *                           memory (tests of the CUDA paths on CPU-only machines)
  * @param bouncePagesPerComm 4 KiB bounce pages per receive comm, 2048..1048576; at least one maximal
  *                           receive (2048 pages) must fit, and page offsets must fit a u32
- * @param ioThreads          I/O threads per transport, 1..16
+ * @param ioThreads          I/O threads per transport, 0..16; 0: none, the thread that drives a comm moves
+ *                           its bytes inside its calls and blocks on its own selector for them
+ *                           ({@link io.tcpx4j.domain.port.out.Capability#DRIVER_SOCKETS})
  * @param faults             fault injection, {@link Faults#NONE} for none
  */
 public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, boolean devmem, boolean cudaAsHost,
@@ -36,7 +38,7 @@ public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, b
         require(bouncePagesPerComm >= 2048 && bouncePagesPerComm <= (1 << 20),
                 "bouncePagesPerComm must be 2048..1048576 (one maximal receive must fit; offsets are u32), was "
                         + bouncePagesPerComm);
-        require(ioThreads >= 1 && ioThreads <= 16, "ioThreads must be 1..16, was " + ioThreads);
+        require(ioThreads >= 0 && ioThreads <= 16, "ioThreads must be 0..16, was " + ioThreads);
         require(faults != null, "faults must not be null (use Faults.NONE)");
     }
 
@@ -44,7 +46,7 @@ public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, b
      * 127.0.0.1, one device, 2 sockets per comm, devmem on (faithful by default), 2 I/O threads, no faults.
      */
     public static LoopbackConfig defaults() {
-        return new LoopbackConfig("127.0.0.1", 1, 2, true, false, DEFAULT_BOUNCE_PAGES, 2, Faults.NONE);
+        return new LoopbackConfig("127.0.0.1", 1, 2, true, false, DEFAULT_BOUNCE_PAGES, 0, Faults.NONE);
     }
 
     public LoopbackConfig withBindHost(String v) {

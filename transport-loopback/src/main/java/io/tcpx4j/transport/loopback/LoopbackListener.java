@@ -5,7 +5,6 @@ import io.tcpx4j.domain.port.out.Listener;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -24,10 +23,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  *
  * <p>Thread-safe: {@link #handle()} and {@link #poll()} from any thread; the rest on the loop thread.
  */
-final class LoopbackListener implements Listener, IoLoop.Handler {
+final class LoopbackListener implements Listener, Loop.Handler {
 
     private final CommSupport support;
-    final IoLoop loop;
+    final Loop loop;
     final int device;
     private final ServerSocketChannel server;
     private final byte[] nonce;
@@ -39,7 +38,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
     /** accept returned this listener's one comm (set by the accepting thread). */
     volatile boolean yielded;
 
-    LoopbackListener(CommSupport support, IoLoop loop, int device, ServerSocketChannel server, byte[] nonce,
+    LoopbackListener(CommSupport support, Loop loop, int device, ServerSocketChannel server, byte[] nonce,
                      byte[] handle) {
         this.support = support;
         this.loop = loop;
@@ -54,16 +53,17 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
         return handle.clone();
     }
 
-    /** The next complete connection, or null. */
+    /** The next complete connection, or null; a loop without I/O threads first reads what has arrived. */
     LoopbackRecvComm poll() {
+        loop.poll();
         return ready.poll();
     }
 
     /** Loop thread. */
     void register() {
         try {
-            server.register(loop.selector(), SelectionKey.OP_ACCEPT, this);
-        } catch (ClosedChannelException e) {
+            loop.register(server, SelectionKey.OP_ACCEPT, this);
+        } catch (IOException e) {
             closed = true;
         }
     }
@@ -82,7 +82,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
             }
             try {
                 Sockets.configure(ch);
-                ch.register(loop.selector(), SelectionKey.OP_READ, new HelloReader(ch));
+                loop.register(ch, SelectionKey.OP_READ, new HelloReader(ch));
                 handshaking.add(ch);
             } catch (IOException e) {
                 Sockets.closeQuietly(ch);
@@ -106,6 +106,9 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
         // comms completed on the loop after its close task ran cannot exist: the loop did both in order
         for (LoopbackRecvComm c; (c = ready.poll()) != null; ) {
             c.close();
+        }
+        if (!yielded) {
+            loop.release(); // a comm it yielded keeps the loop
         }
     }
 
@@ -139,7 +142,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
     }
 
     /** Reads one socket's hello. <b>Confined to the loop thread.</b> */
-    private final class HelloReader implements IoLoop.Handler {
+    private final class HelloReader implements Loop.Handler {
         private final SocketChannel ch;
         private final ByteBuffer hello = ByteBuffer.allocate(HandleCodec.HELLO_BYTES);
 
@@ -187,7 +190,7 @@ final class LoopbackListener implements Listener, IoLoop.Handler {
                     LoopbackRecvComm comm = new LoopbackRecvComm(support, loop, count);
                     comm.attach(g.channels, g.keys);
                     ready.add(comm);
-                    support.signalProgress();
+                    loop.signal();
                 }
             } catch (IOException e) {
                 drop(key);

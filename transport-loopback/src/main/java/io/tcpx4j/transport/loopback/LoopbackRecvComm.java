@@ -29,7 +29,7 @@ final class LoopbackRecvComm extends LoopbackComm implements RecvComm {
     private MemoryDescriptor poolMemory;
     private MemoryDescriptor tables;
 
-    LoopbackRecvComm(CommSupport support, IoLoop loop, int sockets) {
+    LoopbackRecvComm(CommSupport support, Loop loop, int sockets) {
         super(support, loop, sockets);
     }
 

@@ -20,7 +20,8 @@ final class LoopbackRequest implements NetRequest {
 
     /** The comm whose ring holds this slot, for the transport's checks; the request asks nothing of it. */
     final Comm comm;
-    private final CommSupport support;
+    /** The comm's loop, told when the request completes. */
+    private final Loop loop;
     final int slot;
 
     // Caller thread, before publication.
@@ -46,9 +47,9 @@ final class LoopbackRequest implements NetRequest {
     long doneNanos;
     volatile boolean done;
 
-    LoopbackRequest(Comm comm, CommSupport support, int slot) {
+    LoopbackRequest(Comm comm, Loop loop, int slot) {
         this.comm = comm;
-        this.support = support;
+        this.loop = loop;
         this.slot = slot;
     }
 
@@ -60,7 +61,7 @@ final class LoopbackRequest implements NetRequest {
             }
             doneNanos = System.nanoTime();
             done = true;
-            support.signalProgress();
+            loop.signal();
         }
     }
 

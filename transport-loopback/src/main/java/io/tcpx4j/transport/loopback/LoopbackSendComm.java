@@ -24,7 +24,7 @@ final class LoopbackSendComm extends LoopbackComm implements SendComm {
     /** Pinned staging copies of CUDA sources, one per slot, grown on demand (GPU hosts only). */
     private final MemoryDescriptor[] staging = new MemoryDescriptor[ring.length];
 
-    LoopbackSendComm(CommSupport support, IoLoop loop, int sockets) {
+    LoopbackSendComm(CommSupport support, Loop loop, int sockets) {
         super(support, loop, sockets);
         this.dropAfterBytes = support.config().faults().dropAfterBytes();
     }

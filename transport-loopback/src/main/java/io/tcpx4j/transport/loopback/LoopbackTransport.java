@@ -6,6 +6,7 @@ import io.tcpx4j.domain.port.out.Capability;
 import io.tcpx4j.domain.port.out.Comm;
 import io.tcpx4j.domain.port.out.DeviceMemory;
 import io.tcpx4j.domain.port.out.DeviceProperties;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.MemoryRegistration;
 import io.tcpx4j.domain.port.out.NetRequest;
@@ -73,8 +74,8 @@ public final class LoopbackTransport implements NetTransport {
         this.deviceMemory = deviceMemory;
         this.gpu = deviceMemory != null && deviceMemory.hasDevices();
         this.completionDelayNanos = config.faults().completionDelay().toNanos();
-        this.support = new CommSupport(config, deviceMemory, gpu, wakes);
-        this.loops = new IoLoops(config.ioThreads(), System.getLogger(LoopbackTransport.class.getName()));
+        this.support = new CommSupport(config, deviceMemory, gpu);
+        this.loops = new IoLoops(config.ioThreads(), wakes, System.getLogger(LoopbackTransport.class.getName()));
         this.connector = new Connector(support, loops);
         this.registrar = new Registrar(deviceMemory, gpu, cudaSupported());
     }
@@ -98,7 +99,7 @@ public final class LoopbackTransport implements NetTransport {
             caps.add(Capability.DEVMEM_RECEIVE);
         }
         if (announcesProgress()) {
-            caps.add(Capability.PROGRESS_WAKEUPS);
+            caps.add(config.ioThreads() > 0 ? Capability.PROGRESS_WAKEUPS : Capability.DRIVER_SOCKETS);
         }
         return caps;
     }
@@ -123,6 +124,10 @@ public final class LoopbackTransport implements NetTransport {
     @Override
     public Runnable wakeOnProgress(Runnable wake) {
         Objects.requireNonNull(wake, "wake");
+        if (config.ioThreads() == 0) {
+            throw new TransferException(Code.NOT_SUPPORTED, "a loopback transport without I/O threads moves bytes"
+                    + " only inside its caller's calls: block on the DriverSelector given to listen and connect");
+        }
         if (!announcesProgress()) {
             throw new TransferException(Code.NOT_SUPPORTED, "a loopback transport with injected completion delays"
                     + " does not announce progress: poll it while requests are out");
@@ -131,24 +136,35 @@ public final class LoopbackTransport implements NetTransport {
     }
 
     /**
-     * Every completion, failure and connect or accept that became ready signals the wake-ups;
-     * only injected completion delays ({@link LoopbackConfig.Faults#completionDelay()}) end unannounced,
-     * so a transport with them does not declare {@link Capability#PROGRESS_WAKEUPS}.
+     * Every completion, failure and connect or accept that became ready signals the wake-ups (with I/O
+     * threads) or is a socket in the driver's selector (without); only injected completion delays
+     * ({@link LoopbackConfig.Faults#completionDelay()}) end unannounced, and, without I/O threads, the
+     * staging copy of a CUDA source, which no socket announces: a transport with either is polled.
      */
     private boolean announcesProgress() {
-        return config.faults().completionDelay().isZero();
+        return config.faults().completionDelay().isZero() && (config.ioThreads() > 0 || !gpu);
     }
 
     @Override
     public Listener listen(int device) {
+        return listen(device, null);
+    }
+
+    @Override
+    public Listener listen(int device, DriverSelector driver) {
         checkOpen();
-        return connector.listen(device);
+        return connector.listen(device, driver);
     }
 
     @Override
     public SendComm connect(int device, byte[] handle) {
+        return connect(device, handle, null);
+    }
+
+    @Override
+    public SendComm connect(int device, byte[] handle, DriverSelector driver) {
         checkOpen();
-        LoopbackSendComm c = connector.connect(device, handle);
+        LoopbackSendComm c = connector.connect(device, handle, driver);
         if (c != null) {
             comms.add(c);
         }
@@ -235,7 +251,7 @@ public final class LoopbackTransport implements NetTransport {
 
     private static void publish(LoopbackComm c, LoopbackRequest q) {
         c.posted = q.seq + 1;
-        c.loop.wake();
+        c.loop.posted(c);
     }
 
     @Override
@@ -254,6 +270,9 @@ public final class LoopbackTransport implements NetTransport {
         if (q.seq != c.tested) {
             throw new TransferException(Code.INVALID_PARAM, "only the oldest uncompleted request of a comm may be"
                     + " tested (FIFO, as in TCPX): request " + q.seq + ", oldest " + c.tested);
+        }
+        if (!q.done) {
+            c.loop.drive(c);
         }
         if (!q.done) {
             c.throwIfFailed();

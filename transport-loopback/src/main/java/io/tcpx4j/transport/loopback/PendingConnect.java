@@ -16,7 +16,7 @@ import java.nio.channels.SocketChannel;
 final class PendingConnect {
 
     private final CommSupport support;
-    private final IoLoop loop;
+    private final Loop loop;
     private final HandleCodec.Handle handle;
     private final long connectionId;
     private final SocketChannel[] channels;
@@ -27,7 +27,7 @@ final class PendingConnect {
     /** The failure's message without the code prefix, for rethrowing on the caller's thread. */
     volatile String failureMessage;
 
-    PendingConnect(CommSupport support, IoLoop loop, HandleCodec.Handle handle, long connectionId) {
+    PendingConnect(CommSupport support, Loop loop, HandleCodec.Handle handle, long connectionId) {
         this.support = support;
         this.loop = loop;
         this.handle = handle;
@@ -44,6 +44,11 @@ final class PendingConnect {
         }
     }
 
+    /** Caller thread: a loop without I/O threads moves the connect on now. */
+    void progress() {
+        loop.poll();
+    }
+
     /** Loop thread. */
     void start() {
         try {
@@ -52,7 +57,7 @@ final class PendingConnect {
                 channels[i] = ch;
                 Sockets.configure(ch);
                 Step step = new Step(i);
-                keys[i] = ch.register(loop.selector(), SelectionKey.OP_CONNECT, step);
+                keys[i] = loop.register(ch, SelectionKey.OP_CONNECT, step);
                 if (ch.connect(handle.address())) {
                     step.connected();
                 }
@@ -80,11 +85,12 @@ final class PendingConnect {
         }
         failureMessage = message;
         failure = new TransferException(code, message, cause);
-        support.signalProgress();
+        loop.signal();
+        loop.release();
     }
 
     /** Handshake of socket {@code index}. */
-    private final class Step implements IoLoop.Handler {
+    private final class Step implements Loop.Handler {
         private final int index;
         private final ByteBuffer ack = ByteBuffer.allocate(1);
 
@@ -136,7 +142,7 @@ final class PendingConnect {
                         LoopbackSendComm c = new LoopbackSendComm(support, loop, channels.length);
                         c.attach(channels, keys);
                         comm = c;
-                        support.signalProgress();
+                        loop.signal();
                     }
                 }
             } catch (IOException e) {

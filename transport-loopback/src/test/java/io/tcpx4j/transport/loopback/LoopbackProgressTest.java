@@ -115,9 +115,16 @@ class LoopbackProgressTest {
 
     @Test
     void theTransportAnnouncesEveryCompletionUnlessCompletionsAreDelayed() {
-        assertThat(transport(LoopbackConfig.Faults.NONE).capabilities()).contains(Capability.PROGRESS_WAKEUPS);
-        assertThat(transport(new LoopbackConfig.Faults(-1, Duration.ofMillis(1), false)).capabilities())
-                .doesNotContain(Capability.PROGRESS_WAKEUPS);
+        LoopbackConfig threads = LoopbackConfig.defaults().withIoThreads(2);
+        LoopbackConfig.Faults delayed = new LoopbackConfig.Faults(-1, Duration.ofMillis(1), false);
+        assertThat(transport(LoopbackConfig.Faults.NONE).capabilities())
+                .contains(Capability.DRIVER_SOCKETS).doesNotContain(Capability.PROGRESS_WAKEUPS);
+        assertThat(new LoopbackTransport(threads).capabilities())
+                .contains(Capability.PROGRESS_WAKEUPS).doesNotContain(Capability.DRIVER_SOCKETS);
+        assertThat(transport(delayed).capabilities())
+                .doesNotContain(Capability.PROGRESS_WAKEUPS, Capability.DRIVER_SOCKETS);
+        assertThat(new LoopbackTransport(threads.withFaults(delayed)).capabilities())
+                .doesNotContain(Capability.PROGRESS_WAKEUPS, Capability.DRIVER_SOCKETS);
     }
 
     @Test

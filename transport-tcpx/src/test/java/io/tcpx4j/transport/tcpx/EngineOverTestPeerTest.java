@@ -13,6 +13,7 @@ import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.domain.port.out.DeviceMemory;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.NetTransport;
 import io.tcpx4j.domain.port.out.SendComm;
 import io.tcpx4j.domain.port.out.ScatterGather;
@@ -293,7 +294,7 @@ class EngineOverTestPeerTest {
         }
 
         @Override
-        public SendComm connect(int device, byte[] handle) {
+        public SendComm connect(int device, byte[] handle, DriverSelector driver) {
             return null;
         }
     }

@@ -17,5 +17,16 @@ public enum Capability {
      * block until woken. A transport that completes requests only inside {@link NetTransport#test} (TCPX)
      * does not declare it and is polled while it holds requests. Declared for the whole transport.
      */
-    PROGRESS_WAKEUPS
+    PROGRESS_WAKEUPS,
+    /**
+     * The transport moves the bytes of a comm only inside calls made by the thread that drives it
+     * ({@link NetTransport#connect}, {@link NetTransport#accept}, {@link NetTransport#isend},
+     * {@link NetTransport#irecv}, {@link NetTransport#test}) and inside the handlers it registers with the
+     * {@link DriverSelector} given to {@link NetTransport#listen(int, DriverSelector)} and
+     * {@link NetTransport#connect(int, byte[], DriverSelector)}: it runs no thread of its own. Every socket
+     * that can move a request, a connect or an accept on is registered there, and a request that completes
+     * inside a call wakes the selector, so a driver may block on it while requests are out. Made without a
+     * selector, comms still make progress in those calls. Declared for the whole transport.
+     */
+    DRIVER_SOCKETS
 }

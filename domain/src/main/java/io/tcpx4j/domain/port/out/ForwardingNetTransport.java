@@ -45,8 +45,18 @@ public class ForwardingNetTransport implements NetTransport {
     }
 
     @Override
+    public Listener listen(int device, DriverSelector driver) {
+        return delegate.listen(device, driver);
+    }
+
+    @Override
     public SendComm connect(int device, byte[] handle) {
         return delegate.connect(device, handle);
+    }
+
+    @Override
+    public SendComm connect(int device, byte[] handle, DriverSelector driver) {
+        return delegate.connect(device, handle, driver);
     }
 
     @Override

@@ -78,11 +78,29 @@ public interface NetTransport extends Transport {
     Listener listen(int device);
 
     /**
+     * Starts listening on a device for a comm that {@code driver}'s thread will drive. With
+     * {@link Capability#DRIVER_SOCKETS} the listener and the comm it yields register their sockets with
+     * {@code driver}; other transports ignore it (default: {@link #listen(int)}).
+     */
+    default Listener listen(int device, DriverSelector driver) {
+        return listen(device);
+    }
+
+    /**
      * Connects to a peer's listener handle (128 bytes). Returns {@code null} until connected. Calling
      * again with equal handle bytes resumes the same attempt (TCPX keeps connect's progress in the
      * handle); a failed attempt throws once, and a later call starts over.
      */
     SendComm connect(int device, byte[] handle);
+
+    /**
+     * {@link #connect(int, byte[])} for a comm that {@code driver}'s thread will drive: with
+     * {@link Capability#DRIVER_SOCKETS} the connect and the comm register their sockets with {@code driver}
+     * (the first call of an attempt decides); other transports ignore it (default).
+     */
+    default SendComm connect(int device, byte[] handle, DriverSelector driver) {
+        return connect(device, handle);
+    }
 
     /**
      * Accepts the listener's connection. Returns {@code null} until it arrives. A listener yields
