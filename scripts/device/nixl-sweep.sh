@@ -3,8 +3,9 @@
 #   busy      tcpx_bench pinned to CPUs 0,1 with 2 busy loops on them: 4 KiB and 1 MiB WRITE and READ, TCPX and
 #             UCX alternating, 2 rounds; then TCPX with progress=inline
 #   sweep16   nixlbench's default sweep (4 KiB-64 MiB, 100 warm-up, 1000 iterations) plus 16 KiB x 256 and
-#             64 KiB x 64, WRITE and READ, for TCPX, TCPX with TCPX4J_NIXL_PROGRESS=inline and UCX; each pair of
-#             processes timed for CPU-seconds (user, sys) and wall time
+#             64 KiB x 64, WRITE and READ, for TCPX, TCPX with TCPX4J_NIXL_PROGRESS=inline and UCX (BACKENDS;
+#             TCPXdriver adds TCPX4J_NIXL_IO_THREADS=0 to inline); each pair of processes timed for
+#             CPU-seconds (user, sys) and wall time
 #   sweep2    the same pinned to CPUs 0,1
 # Results go to $OUT (one file per stage); BACKENDS, ITERS, WARM, SWEEP_ARGS, BATCH_ARGS narrow a run.
 set -u
@@ -45,8 +46,10 @@ busy)
 sweep16|sweep2)
   pin=""; [ $stage = sweep2 ] && pin="taskset -c 0,1"
   for op in WRITE READ; do for be in ${BACKENDS:-TCPX TCPXinline UCX}; do
-    b=$be; unset TCPX4J_NIXL_PROGRESS; ENVS=""
+    b=$be; unset TCPX4J_NIXL_PROGRESS TCPX4J_NIXL_IO_THREADS; ENVS=""
     [ $be = TCPXinline ] && { b=TCPX; export TCPX4J_NIXL_PROGRESS=inline; ENVS="TCPX4J_NIXL_PROGRESS=inline"; }
+    [ $be = TCPXdriver ] && { b=TCPX; export TCPX4J_NIXL_PROGRESS=inline TCPX4J_NIXL_IO_THREADS=0
+                              ENVS="TCPX4J_NIXL_PROGRESS=inline TCPX4J_NIXL_IO_THREADS=0"; }
     nb "$pin" $stage-$op-$be-sweep --backend $b --op_type $op ${SWEEP_ARGS:-}
     nb "$pin" $stage-$op-$be-16Kx256 --backend $b --op_type $op --start_block_size 16384 --max_block_size 16384 --start_batch_size 256 --max_batch_size 256 ${BATCH_ARGS:-}
     nb "$pin" $stage-$op-$be-64Kx64 --backend $b --op_type $op --start_block_size 65536 --max_block_size 65536 --start_batch_size 64 --max_batch_size 64 ${BATCH_ARGS:-}

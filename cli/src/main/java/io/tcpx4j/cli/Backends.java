@@ -61,10 +61,11 @@ final class Backends {
     /**
      * What one engine runs on and the meters it records into ({@code metrics}: null for none); its warm-up
      * travels in its configuration. With GPU memory, {@code gpus} provides it and the engine's unpack
-     * kernel runs on GPU {@code device} (the first of the GPUs its buffers are on).
+     * kernel runs on GPU {@code device} (the first of the GPUs its buffers are on). {@code ioThreads}: the
+     * loopback transport's I/O threads.
      */
     record Spec(TransportKind transport, MemoryKind memory, String bindHost, CliMetrics metrics, GpuHost gpus,
-                int device) {
+                int device, int ioThreads) {
         Spec {
             Objects.requireNonNull(transport, "transport");
             Objects.requireNonNull(memory, "memory");
@@ -75,9 +76,9 @@ final class Backends {
             }
         }
 
-        /** An engine on this host's CUDA GPUs, unpacking on GPU 0. */
+        /** An engine on this host's CUDA GPUs, unpacking on GPU 0, with the loopback transport's default threads. */
         Spec(TransportKind transport, MemoryKind memory, String bindHost, CliMetrics metrics) {
-            this(transport, memory, bindHost, metrics, CUDA, 0);
+            this(transport, memory, bindHost, metrics, CUDA, 0, LoopbackConfig.defaults().ioThreads());
         }
 
         /** An engine without meters. */
@@ -128,7 +129,7 @@ final class Backends {
     static Module transportModule(Spec spec, int chunkSize) {
         checkAvailable(spec.transport(), spec.memory(), spec.gpus());
         Module module = switch (spec.transport()) {
-            case LOOPBACK -> new LoopbackTransportModule(loopbackConfig(spec.bindHost()));
+            case LOOPBACK -> new LoopbackTransportModule(loopbackConfig(spec.bindHost()).withIoThreads(spec.ioThreads()));
             case TCPX -> new TcpxTransportModule(TcpxOptions.defaults().withDynamicChunkSize(chunkSize));
         };
         return spec.metrics() == null ? module : Modules.override(module).with(metered(spec.transport(), spec.metrics()));

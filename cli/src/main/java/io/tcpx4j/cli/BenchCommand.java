@@ -328,7 +328,8 @@ final class BenchCommand implements Callable<Integer> {
 
     private BenchReport.Settings reportSettings(BenchSettings settings) {
         BenchReport.Settings s = BenchReport.Settings.of(settings, peer == null ? null : peer.toString())
-                .withBusy(loops.count(), loops.cpus());
+                .withBusy(loops.count(), loops.cpus())
+                .withIoThreads(engine.transport == TransportKind.LOOPBACK ? engine.ioThreads() : null);
         if (remoteTargetDevices != null) {
             s = s.withTargetDevices(remoteTargetDevices);
         }

@@ -47,17 +47,20 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
      * @param initiatorDevices  the GPUs of the initiator's buffers in block order, null for host memory
      * @param targetDevices     the same of the target's buffers (on an initiator as the target's buffers say,
      *                          once it welcomed the run; before that null)
+     * @param ioThreads         the loopback transport's I/O threads of this side's engines ({@code --io-threads}),
+     *                          null over another transport
      */
     @JsonPropertyOrder({"transport", "mode", "op", "mem", "initiatorMem", "targetMem", "initiatorDevices",
             "targetDevices", "blockSizes", "batchSizes", "iterations", "warmup", "warmupSeconds", "checkConsistency",
-            "threads", "pipelineDepth", "channels", "channelsRequested", "chunkSize", "progress", "layout", "busy",
-            "cpus", "peer"})
+            "threads", "pipelineDepth", "channels", "channelsRequested", "chunkSize", "progress", "ioThreads", "layout",
+            "busy", "cpus", "peer"})
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Settings(String transport, String mode, String op, String mem, String initiatorMem, String targetMem,
                     List<Long> blockSizes, List<Integer> batchSizes, Integer iterations, Integer warmup,
                     double warmupSeconds, boolean checkConsistency, int threads, int pipelineDepth, int channels,
                     int channelsRequested, int chunkSize, String progress, String layout, int busy,
-                    List<Integer> cpus, String peer, List<Integer> initiatorDevices, List<Integer> targetDevices) {
+                    List<Integer> cpus, String peer, List<Integer> initiatorDevices, List<Integer> targetDevices,
+                    Integer ioThreads) {
 
         /** The settings of a run without busy loops, on CPUs not reported, with the channels asked for. */
         static Settings of(BenchSettings s, String peer) {
@@ -69,7 +72,7 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
                     s.warmup() >= 0 ? s.warmup() : null, s.warmupSeconds(), s.checkConsistency(), s.threads(),
                     s.depth(), s.channels(), s.channels(), s.chunkSize(), s.callerProgress() ? "caller" : "thread",
                     s.reversed() ? "reversed" : "adjacent", 0, null, peer, orNull(s.initiatorDevices()),
-                    orNull(s.targetDevices()));
+                    orNull(s.targetDevices()), null);
         }
 
         /**
@@ -79,21 +82,28 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
         Settings withBusy(int busy, List<Integer> cpus) {
             return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
                     warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, channels, channelsRequested,
-                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices);
+                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices, ioThreads);
+        }
+
+        /** The same with the loopback transport's I/O threads of this side's engines (null: another transport). */
+        Settings withIoThreads(Integer threads) {
+            return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
+                    warmup, warmupSeconds, checkConsistency, this.threads, pipelineDepth, channels, channelsRequested,
+                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices, threads);
         }
 
         /** The same with the channels the connection runs on. */
         Settings withChannels(int agreed) {
             return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
                     warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, agreed, channelsRequested,
-                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices);
+                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices, ioThreads);
         }
 
         /** The same with the GPUs of the target's buffers as the target published them (null: host memory). */
         Settings withTargetDevices(List<Integer> devices) {
             return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
                     warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, channels, channelsRequested,
-                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, devices);
+                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, devices, ioThreads);
         }
 
         private static List<Integer> orNull(List<Integer> devices) {
@@ -137,6 +147,7 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
                 + (s.peer() != null ? " -> " + s.peer() : "") + "), " + gpus("initiator", s.initiatorDevices())
                 + gpus("target", s.targetDevices()) + channels + ", "
                 + ByteSize.format(s.chunkSize()) + " chunks, " + s.progress() + "-driven progress"
+                + (s.ioThreads() != null ? ", " + s.ioThreads() + " loopback I/O threads" : "")
                 + (s.threads() > 1 ? ", " + s.threads() + " threads" : "")
                 + (s.pipelineDepth() > 1 ? ", " + s.pipelineDepth() + " transfers in flight per thread" : "")
                 + ("reversed".equals(s.layout()) ? ", descriptors reversed" : "")

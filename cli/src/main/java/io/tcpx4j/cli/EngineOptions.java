@@ -4,6 +4,7 @@ import io.tcpx4j.api.ByteSize;
 import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Progress;
+import io.tcpx4j.transport.loopback.LoopbackConfig;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -59,6 +60,13 @@ final class EngineOptions {
                     + " hash to them, through a control port of their own; a target that many initiators write"
                     + " into spreads them over several. Default: ${DEFAULT-VALUE}.")
     int agents;
+
+    @Option(names = "--io-threads", paramLabel = "N",
+            description = "Loopback transport: threads per engine that move the data sockets' bytes, 0..16. 0: none,"
+                    + " the engine's progress driver moves them inside its own cycles and the kernel wakes it for"
+                    + " them (fewest hand-offs between threads: for hosts whose CPUs are shared, and with --progress"
+                    + " caller); more: copies overlap on dedicated CPUs. Default: 2.")
+    Integer ioThreads;
 
     @Option(names = "--spin", paramLabel = "TIME", defaultValue = "50us", converter = Durations.SpinConverter.class,
             description = "How long an engine's progress driver spins after finding nothing to do before it blocks"
@@ -131,6 +139,12 @@ final class EngineOptions {
         if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
             return "--metrics-port must be 0..65535, was " + metricsPort;
         }
+        if (ioThreads != null && (ioThreads < 0 || ioThreads > 16)) {
+            return "--io-threads must be 0..16, was " + ioThreads;
+        }
+        if (ioThreads != null && transport != TransportKind.LOOPBACK) {
+            return "--io-threads applies to --transport loopback only (TCPX moves bytes on its own threads)";
+        }
         if (warmUp != null && (warmUp < 0 || warmUp > EngineConfig.MAX_WARM_UP_TRANSFERS)) {
             return "--warm-up must be 0.." + EngineConfig.MAX_WARM_UP_TRANSFERS + ", was " + warmUp;
         }
@@ -164,7 +178,12 @@ final class EngineOptions {
 
     /** As {@link #spec(String)}, for an engine whose buffers are of {@code kind} rather than --mem's. */
     Backends.Spec spec(String bindHost, MemoryKind kind) {
-        return new Backends.Spec(transport, kind, bindHost, metrics());
+        return new Backends.Spec(transport, kind, bindHost, metrics(), Backends.CUDA, 0, ioThreads());
+    }
+
+    /** --io-threads, or the loopback transport's default. */
+    int ioThreads() {
+        return ioThreads != null ? ioThreads : LoopbackConfig.defaults().ioThreads();
     }
 
     /**
@@ -172,7 +191,7 @@ final class EngineOptions {
      * GPU {@code device}.
      */
     Backends.Spec spec(String bindHost, MemoryKind kind, GpuHost gpus, int device) {
-        return new Backends.Spec(transport, kind, bindHost, metrics(), gpus, device);
+        return new Backends.Spec(transport, kind, bindHost, metrics(), gpus, device, ioThreads());
     }
 
     /** The meters every engine of this command shares (one endpoint), or null without --metrics-port. */

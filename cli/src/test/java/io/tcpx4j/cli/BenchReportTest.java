@@ -77,6 +77,8 @@ class BenchReportTest {
         String header = new BenchReport("dev", BenchReport.Settings.of(mixed, null).withChannels(1), List.of()).header();
         assertThat(header).contains("read vram -> dram over loopback", "1 channel (8 asked)", "4 threads",
                 "2 transfers in flight per thread");
+        assertThat(new BenchReport("dev", BenchReport.Settings.of(settings(false), null).withIoThreads(0), List.of())
+                .header()).contains("-driven progress, 0 loopback I/O threads");
     }
 
     @Test
@@ -161,7 +163,8 @@ class BenchReportTest {
                 BenchSettings.Op.WRITE, MemoryKind.DRAM, MemoryKind.VRAM, List.of(4096L), List.of(1), 50, 5, 0, false,
                 false, 8, 512 * 1024, null, false, false, 2, 3);
         JsonNode s = new ObjectMapper().readTree(new BenchReport("dev",
-                BenchReport.Settings.of(fixed, "10.0.0.2:7117").withChannels(1), rows(false)).toJson()).get("settings");
+                BenchReport.Settings.of(fixed, "10.0.0.2:7117").withChannels(1).withIoThreads(0), rows(false)).toJson())
+                .get("settings");
         assertThat(s.get("iterations").isInt()).isTrue();
         assertThat(s.get("iterations").asInt()).isEqualTo(50);
         assertThat(s.get("warmup").isInt()).isTrue();
@@ -170,6 +173,8 @@ class BenchReportTest {
         assertThat(s.get("channelsRequested").asInt()).isEqualTo(8);
         assertThat(s.get("threads").asInt()).isEqualTo(2);
         assertThat(s.get("pipelineDepth").asInt()).isEqualTo(3);
+        assertThat(s.get("ioThreads").isInt()).isTrue();
+        assertThat(s.get("ioThreads").asInt()).isZero();
         assertThat(s.get("initiatorMem").asText()).isEqualTo("dram");
         assertThat(s.get("targetMem").asText()).isEqualTo("vram");
         assertThat(s.has("mem")).as("the sides differ").isFalse();

@@ -180,6 +180,16 @@ class CliParsingTest {
         assertThat(bench("--layout", "REVERSED").reversed()).isTrue();
     }
 
+    @Test
+    void ioThreadsReachTheLoopbackTransport() {
+        assertThat(engineOptions().spec("127.0.0.1").ioThreads()).as("default: the transport's own").isEqualTo(2);
+        assertThat(engineOptions("--io-threads", "0").spec("127.0.0.1").ioThreads()).isZero();
+        assertThat(engineOptions("--io-threads", "16").problem()).isNull();
+        assertThat(engineOptions("--io-threads", "17").problem()).contains("--io-threads must be 0..16");
+        assertThat(engineOptions("--io-threads", "1", "--transport", "tcpx").problem())
+                .contains("applies to --transport loopback only");
+    }
+
     private static EngineOptions engineOptions(String... args) {
         return benchCommand(args).engine;
     }
@@ -211,6 +221,9 @@ class CliParsingTest {
         "bench --channels 65",
         "bench --agents 0",
         "serve --agents 65",
+        "bench --io-threads -1",
+        "serve --io-threads 17",
+        "bench --io-threads 0 --transport tcpx",
         "bench --chunk-size 8M",
         "bench --chunk-size 0",
         "bench --chunk-size 4095 --block-sizes 4K --iterations 1 --warmup-seconds 0 --no-baseline",

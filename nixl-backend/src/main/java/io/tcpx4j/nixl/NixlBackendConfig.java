@@ -56,6 +56,9 @@ import java.util.TreeMap;
  *       background when it starts, so the JIT has compiled the transfer paths before the host's first
  *       transfer (0: none; default {@link EngineConfig#DEFAULT_WARM_UP_TRANSFERS}; at most
  *       {@link EngineConfig#MAX_WARM_UP_TRANSFERS})</td></tr>
+ *   <tr><td>io_threads</td><td>{@code transport=loopback} only: threads that move the data sockets' bytes,
+ *       0..16 (default 2); 0: none, the engine's driver moves them inside its own calls (with
+ *       {@code progress=inline}: the host's threads in postXfer, checkXfer and getNotifs)</td></tr>
  * </table>
  *
  * <p>Immutable.
@@ -66,11 +69,12 @@ import java.util.TreeMap;
  * @param cost      estimateXferCost's model
  * @param inlineProgress {@code progress=inline}: postXfer, checkXfer and getNotifs drive the engine on the
  *                  calling thread, and nothing else does; {@code thread}: only the engine's threads do
+ * @param ioThreads the loopback transport's I/O threads ({@code io_threads}), 0..16
  * @param sources   where each key that has a value came from: {@code parameter},
  *                  {@code TCPX4J_NIXL_<KEY>} or {@code default}
  */
 public record NixlBackendConfig(EngineConfig engine, String transport, String cuda, CostModel cost,
-                                boolean inlineProgress, Map<String, String> sources) {
+                                boolean inlineProgress, int ioThreads, Map<String, String> sources) {
 
     /** Prefix of the environment variables that stand in for backend parameters. */
     public static final String ENV_PREFIX = "TCPX4J_NIXL_";
@@ -108,7 +112,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "coalesce_limit",
                 "device_coalesce_limit", "cost_network_gbps",
                 "cost_local_gbps",
-                "cost_latency_us", "agents", "warm_up")) {
+                "cost_latency_us", "agents", "warm_up", "io_threads")) {
             m.put(k, "");
         }
         return Collections.unmodifiableMap(m);
@@ -187,8 +191,17 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'warm_up' must be 0.."
                     + EngineConfig.MAX_WARM_UP_TRANSFERS + ", not " + warmUp);
         }
+        int ioThreads = integer(p, "io_threads", DEFAULT_IO_THREADS);
+        if (ioThreads < 0 || ioThreads > 16) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'io_threads' must be 0..16, not "
+                    + ioThreads);
+        }
+        if (p.containsKey("io_threads") && !p.get("transport").equals("loopback")) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'io_threads' applies to"
+                    + " transport=loopback only, not '" + p.get("transport") + "'");
+        }
         return new NixlBackendConfig(engine.withWarmUp(warmUp), p.get("transport"),
-                p.get("cuda").toLowerCase(Locale.ROOT), cost, inline, sources);
+                p.get("cuda").toLowerCase(Locale.ROOT), cost, inline, ioThreads, sources);
     }
 
     /** Where {@code key}'s value came from ({@code parameter}, {@code TCPX4J_NIXL_<KEY>} or {@code default}). */
@@ -207,6 +220,9 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
      * smaller default serves targets that many initiators write into (docs/CONFIG.md, "Defaults per entry point").
      */
     public static final int DEFAULT_INLINE_LIMIT = 128 * 1024;
+
+    /** The loopback transport's I/O threads unless {@code io_threads} says otherwise: its own default. */
+    static final int DEFAULT_IO_THREADS = 2;
 
     private static int integer(Map<String, String> p, String key, int fallback) {
         String v = p.get(key);

@@ -12,6 +12,8 @@ import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.inject.EngineLifecycle;
 import io.tcpx4j.inject.EngineModule;
+import io.tcpx4j.transport.loopback.LoopbackConfig;
+import io.tcpx4j.transport.loopback.LoopbackTransportModule;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,10 +26,10 @@ import java.util.Map;
  * module, the transport module that the configuration names and, on a machine with an NVIDIA GPU,
  * the CUDA unpack module.
  *
- * <p>Adapter modules other than the engine's are loaded by class name, so that this module needs
+ * <p>{@code transport=loopback} is built here, with {@code io_threads} (this module depends on the
+ * loopback transport). The other adapter modules are loaded by class name, so that this module needs
  * neither JNA nor JCuda at build time and a missing adapter jar fails with a message that names it:
  * <ul>
- *   <li>{@code transport=loopback}: {@value #LOOPBACK_MODULE}</li>
  *   <li>{@code transport=tcpx}: {@value #TCPX_MODULE}</li>
  *   <li>{@code transport=<class name>}: that module (public, with a public no-argument constructor)</li>
  *   <li>{@code cuda=on}, or {@code auto} with {@code /dev/nvidiactl} present and the class on the class
@@ -38,7 +40,6 @@ import java.util.Map;
  */
 public final class NixlBackends {
 
-    static final String LOOPBACK_MODULE = "io.tcpx4j.transport.loopback.LoopbackTransportModule";
     static final String TCPX_MODULE = "io.tcpx4j.transport.tcpx.TcpxTransportModule";
     static final String CUDA_MODULE = "io.tcpx4j.cuda.CudaUnpackModule";
 
@@ -58,8 +59,10 @@ public final class NixlBackends {
         NixlBackendConfig config = NixlBackendConfig.parse(agent, params);
         List<Module> modules = new ArrayList<>();
         modules.add(new EngineModule(config.engine()));
-        modules.add(load(moduleClass(config.transport()), "transport '" + config.transport() + "' (from "
-                + config.source("transport") + ")"));
+        modules.add(config.transport().equals("loopback")
+                ? new LoopbackTransportModule(LoopbackConfig.defaults().withDevmem(false).withIoThreads(config.ioThreads()))
+                : load(moduleClass(config.transport()), "transport '" + config.transport() + "' (from "
+                        + config.source("transport") + ")"));
         Module cuda = cudaModule(config.cuda(), config.source("cuda"), gpuPresent());
         if (cuda != null) {
             modules.add(cuda);
@@ -75,7 +78,9 @@ public final class NixlBackends {
         try {
             TransferEngine engine = lifecycle.start();
             LOG.log(System.Logger.Level.INFO, "NIXL TCPX backend " + agent + " started: transport "
-                    + config.transport() + " (from " + config.source("transport") + "), CUDA unpack "
+                    + config.transport() + " (from " + config.source("transport") + ")"
+                    + (config.transport().equals("loopback") ? " with " + config.ioThreads() + " I/O threads (from "
+                    + config.source("io_threads") + ")" : "") + ", CUDA unpack "
                     + (cuda != null ? "on" : "off") + " (cuda=" + config.cuda() + " from " + config.source("cuda")
                     + "), control listener " + config.engine().listenHost()
                     + (config.engine().agents() > 1 ? ", " + config.engine().agents() + " progress agents (from "
@@ -124,7 +129,6 @@ public final class NixlBackends {
 
     static String moduleClass(String transport) {
         return switch (transport) {
-            case "loopback" -> LOOPBACK_MODULE;
             case "tcpx" -> TCPX_MODULE;
             default -> transport;
         };

@@ -2,6 +2,7 @@ package io.tcpx4j.nixl;
 
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.Progress;
+import io.tcpx4j.transport.loopback.LoopbackTransportModule;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashMap;
@@ -32,13 +33,13 @@ class NixlBackendConfigTest {
     @Test
     void aParameterThatDiffersFromItsDefaultWinsOverTheEnvironment() {
         Map<String, String> params = advertisedPassedBack();
-        params.put("transport", NixlBackends.LOOPBACK_MODULE);
+        params.put("transport", LoopbackTransportModule.class.getName());
         params.put("cuda", "on");
 
         NixlBackendConfig c = NixlBackendConfig.parse("A", params,
                 Map.of("TCPX4J_NIXL_TRANSPORT", "tcpx", "TCPX4J_NIXL_CUDA", "off"));
 
-        assertThat(c.transport()).isEqualTo(NixlBackends.LOOPBACK_MODULE);
+        assertThat(c.transport()).isEqualTo(LoopbackTransportModule.class.getName());
         assertThat(c.cuda()).isEqualTo("on");
         assertThat(c.source("transport")).isEqualTo("parameter");
     }
@@ -167,6 +168,18 @@ class NixlBackendConfigTest {
                 .hasMessageContaining("'warm_up' must be 0..");
         assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("warm_up", "lots"), Map.of()))
                 .hasMessageContaining("'warm_up' must be an integer");
+    }
+
+    @Test
+    void ioThreadsSetTheLoopbackTransportsThreadsAndOnlyThose() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).ioThreads()).isEqualTo(2);
+        assertThat(NixlBackendConfig.parse("A", Map.of("io_threads", "0"), Map.of()).ioThreads()).isZero();
+        assertThat(NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_IO_THREADS", "4")).ioThreads())
+                .isEqualTo(4);
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("io_threads", "17"), Map.of()))
+                .hasMessageContaining("'io_threads' must be 0..16");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("io_threads", "0", "transport", "tcpx"), Map.of()))
+                .hasMessageContaining("'io_threads' applies to transport=loopback only");
     }
 
     @Test

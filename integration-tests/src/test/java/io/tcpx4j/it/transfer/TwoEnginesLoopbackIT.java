@@ -38,14 +38,19 @@ class TwoEnginesLoopbackIT {
     static final long GUARD = 64L << 10;
     private static final Duration DEADLINE = Duration.ofSeconds(90);
 
-    private LoopbackNode alpha;
-    private LoopbackNode beta;
+    LoopbackNode alpha;
+    LoopbackNode beta;
     private long alphaBase;
     private long betaBase;
 
+    /** The transports' settings: the defaults, devmem on. */
+    LoopbackConfig transportConfig() {
+        return LoopbackConfig.defaults();
+    }
+
     @BeforeAll
     void startEngines() {
-        LoopbackConfig transport = LoopbackConfig.defaults();
+        LoopbackConfig transport = transportConfig();
         assertThat(transport.devmem()).as("the faithful TCPX receive path").isTrue();
         alpha = LoopbackNode.start(LoopbackNode.config("alpha"), transport);
         beta = LoopbackNode.start(LoopbackNode.config("beta"), transport);
@@ -98,7 +103,7 @@ class TwoEnginesLoopbackIT {
      * {@code initiator} posts a WRITE (its data into the target) or a READ (the target's data into its
      * own) with a notification, which the target must receive exactly once, after the last byte.
      */
-    private void move(LoopbackNode initiator, LoopbackNode target, boolean write, long seed) throws Exception {
+    void move(LoopbackNode initiator, LoopbackNode target, boolean write, long seed) throws Exception {
         LoopbackNode from = write ? initiator : target;
         LoopbackNode to = write ? target : initiator;
         long src = data(from);

@@ -46,7 +46,7 @@ public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, b
      * 127.0.0.1, one device, 2 sockets per comm, devmem on (faithful by default), 2 I/O threads, no faults.
      */
     public static LoopbackConfig defaults() {
-        return new LoopbackConfig("127.0.0.1", 1, 2, true, false, DEFAULT_BOUNCE_PAGES, 0, Faults.NONE);
+        return new LoopbackConfig("127.0.0.1", 1, 2, true, false, DEFAULT_BOUNCE_PAGES, 2, Faults.NONE);
     }
 
     public LoopbackConfig withBindHost(String v) {

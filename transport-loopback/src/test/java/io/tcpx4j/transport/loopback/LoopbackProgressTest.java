@@ -16,6 +16,7 @@ import io.tcpx4j.domain.port.out.Clock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
@@ -27,8 +28,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Engines over the loopback transport with each kind of driver: their own threads, which block in the
- * kernel with requests out because the transport announces every completion, or their callers'
- * {@code progress()}, as a NIXL host drives them. Either way a chunked WRITE and READ of 4 MiB land every
+ * kernel with requests out because the transport announces every completion (its I/O threads wake them)
+ * or has put its sockets in their selectors (without I/O threads), or their callers' {@code progress()},
+ * as a NIXL host drives them. Either way a chunked WRITE and READ of 4 MiB land every
  * byte, with the notification after the data; an injected completion delay, which nothing announces, is
  * polled through.
  */
@@ -47,7 +49,12 @@ class LoopbackProgressTest {
     }
 
     private LoopbackTransport transport(LoopbackConfig.Faults faults) {
-        LoopbackTransport t = new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false).withFaults(faults), null);
+        return transport(faults, LoopbackConfig.defaults().ioThreads());
+    }
+
+    private LoopbackTransport transport(LoopbackConfig.Faults faults, int ioThreads) {
+        LoopbackTransport t = new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false).withFaults(faults)
+                .withIoThreads(ioThreads), null);
         closeables.add(t);
         return t;
     }
@@ -99,8 +106,12 @@ class LoopbackProgressTest {
     }
 
     private Pair pair(Progress progress, LoopbackConfig.Faults faults, long seed) {
-        Engine a = engine("alpha", transport(faults), progress);
-        Engine b = engine("beta", transport(faults), progress);
+        return pair(progress, faults, LoopbackConfig.defaults().ioThreads(), seed);
+    }
+
+    private Pair pair(Progress progress, LoopbackConfig.Faults faults, int ioThreads, long seed) {
+        Engine a = engine("alpha", transport(faults, ioThreads), progress);
+        Engine b = engine("beta", transport(faults, ioThreads), progress);
         a.loadPeer("beta", b.connInfo());
         b.loadPeer("alpha", a.connInfo());
         long src = buffer(seed);
@@ -117,19 +128,20 @@ class LoopbackProgressTest {
     void theTransportAnnouncesEveryCompletionUnlessCompletionsAreDelayed() {
         LoopbackConfig threads = LoopbackConfig.defaults().withIoThreads(2);
         LoopbackConfig.Faults delayed = new LoopbackConfig.Faults(-1, Duration.ofMillis(1), false);
-        assertThat(transport(LoopbackConfig.Faults.NONE).capabilities())
+        assertThat(transport(LoopbackConfig.Faults.NONE, 0).capabilities())
                 .contains(Capability.DRIVER_SOCKETS).doesNotContain(Capability.PROGRESS_WAKEUPS);
         assertThat(new LoopbackTransport(threads).capabilities())
                 .contains(Capability.PROGRESS_WAKEUPS).doesNotContain(Capability.DRIVER_SOCKETS);
-        assertThat(transport(delayed).capabilities())
+        assertThat(transport(delayed, 0).capabilities())
                 .doesNotContain(Capability.PROGRESS_WAKEUPS, Capability.DRIVER_SOCKETS);
         assertThat(new LoopbackTransport(threads.withFaults(delayed)).capabilities())
                 .doesNotContain(Capability.PROGRESS_WAKEUPS, Capability.DRIVER_SOCKETS);
     }
 
-    @Test
-    void callersAloneMoveTheBytes() {
-        Pair p = pair(Progress.defaults().withDriver(Progress.Driver.CALLER), LoopbackConfig.Faults.NONE, 1);
+    @ParameterizedTest(name = "{0} I/O threads")
+    @ValueSource(ints = {0, 2})
+    void callersAloneMoveTheBytes(int ioThreads) {
+        Pair p = pair(Progress.defaults().withDriver(Progress.Driver.CALLER), LoopbackConfig.Faults.NONE, ioThreads, 1);
 
         Transfer w = p.write("w".getBytes());
         drive(p.a(), p.b(), w);
@@ -148,11 +160,11 @@ class LoopbackProgressTest {
         assertThat(bytes(p.back())).isEqualTo(bytes(p.src()));
     }
 
-    @ParameterizedTest(name = "spin {0} us")
-    @ValueSource(ints = {0, 50})
-    void threadsThatBlockWithRequestsOutMoveEveryByte(int spinMicros) throws InterruptedException {
+    @ParameterizedTest(name = "spin {0} us, {1} I/O threads")
+    @CsvSource({"0, 0", "50, 0", "0, 2", "50, 2"})
+    void threadsThatBlockWithRequestsOutMoveEveryByte(int spinMicros, int ioThreads) throws InterruptedException {
         Pair p = pair(Progress.defaults().withSpin(Duration.ofNanos(spinMicros * 1000L)), LoopbackConfig.Faults.NONE,
-                4 + spinMicros);
+                ioThreads, 4 + spinMicros);
         for (int round = 0; round < 3; round++) {
             NativeMemory.put(p.src(), new byte[] {(byte) round}, 0, 1);
             Transfer w = p.write(("w" + round).getBytes());
