@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -176,38 +177,53 @@ public abstract class LifecycleConformance extends CoreConformance {
         Channel c = new Channel(a, s, b, r);
 
         Loaded m = new Loaded(this, c, 64 * 1024);
-        NetRequest recv = postRecv(c, m.dst.addr, 64 * 1024, m.rr);
-        NetRequest send = postSend(c, m.src.addr, 64 * 1024, m.sr);
+        moveAfterEvents(c, m, 64 * 1024, what -> awaitWakeUp(woken, what));
+        closeSenderAfterEvents(c, m, what -> awaitWakeUp(woken, what));
+        stopA.run();
+        stopB.run();
+        assertThat(removed).as("calls of wake-ups removed before any event").hasValue(0);
+    }
+
+    /**
+     * Moves {@code size} bytes of {@code m} over {@code c}, testing the send and the receive only at the start
+     * and after each {@code awaitEvent} (given what is awaited), then unpacks, consumes and checks them.
+     */
+    final void moveAfterEvents(Channel c, Loaded m, int size, Consumer<String> awaitEvent) {
+        NetRequest recv = postRecv(c, m.dst.addr, size, m.rr);
+        NetRequest send = postSend(c, m.src.addr, size, m.sr);
         boolean sent = false;
         boolean received = false;
         while (true) {
-            sent = sent || a.test(send);
-            received = received || b.test(recv);
+            sent = sent || c.sender().test(send);
+            received = received || c.receiver().test(recv);
             if (sent && received) {
                 break;
             }
-            awaitWakeUp(woken, "a send and its receive");
+            awaitEvent.accept("a send and its receive of " + size + " bytes");
         }
         unpack(scatterGather(), recv, m.dst.addr, m.dst.kind);
-        b.consumed(c.recv(), recv);
-        verify(m.dst, m.data, 64 * 1024);
+        c.receiver().consumed(c.recv(), recv);
+        verify(m.dst, m.data, size);
+    }
 
+    /**
+     * Posts a receive on {@code c}, closes its sender, and tests the receive only after each
+     * {@code awaitEvent} until it fails with REMOTE_DISCONNECT.
+     */
+    final void closeSenderAfterEvents(Channel c, Loaded m, Consumer<String> awaitEvent) {
         NetRequest orphan = postRecv(c, m.dst.addr, PAGE, m.rr);
-        a.closeSend(s);
+        c.sender().closeSend(c.send());
         while (true) {
             try {
-                if (b.test(orphan)) {
+                if (c.receiver().test(orphan)) {
                     fail("a receive whose sender closed completed");
                 }
             } catch (TransferException e) {
                 assertThat(e.code()).isEqualTo(Code.REMOTE_DISCONNECT);
-                break;
+                return;
             }
-            awaitWakeUp(woken, "a receive whose sender closed");
+            awaitEvent.accept("a receive whose sender closed");
         }
-        stopA.run();
-        stopB.run();
-        assertThat(removed).as("calls of wake-ups removed before any event").hasValue(0);
     }
 
     /** True if {@code t} declares wake-ups; otherwise checks that asking for them is NOT_SUPPORTED. */

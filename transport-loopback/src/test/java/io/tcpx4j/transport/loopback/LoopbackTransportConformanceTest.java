@@ -11,14 +11,19 @@ class LoopbackTransportConformanceTest extends NetTransportConformanceTest {
         return LoopbackConfig.defaults().withIoThreads(1);
     }
 
+    /** The settings of every transport this suite makes (faults aside). */
+    LoopbackConfig config() {
+        return testConfig();
+    }
+
     @Override
     protected NetTransport newTransport() {
-        return new LoopbackTransport(testConfig());
+        return new LoopbackTransport(config());
     }
 
     @Override
     protected NetTransport newFaultyTransport(TckFaults f) {
-        return new LoopbackTransport(testConfig().withFaults(
+        return new LoopbackTransport(config().withFaults(
                 new LoopbackConfig.Faults(f.dropAfterBytes(), f.completionDelay(), f.corruptHandle())));
     }
 }

@@ -1,6 +1,7 @@
 package io.tcpx4j.transport.loopback;
 
 import io.tcpx4j.api.TransferException;
+import io.tcpx4j.domain.port.out.DriverSelector;
 import io.tcpx4j.domain.port.out.Listener;
 import io.tcpx4j.domain.port.out.NetRequest;
 import io.tcpx4j.domain.port.out.NetTransport;
@@ -36,12 +37,15 @@ class TckHasTeethTest {
     private static final String[] CLOSE_TESTS = {"closeWhileBusyDoesNotHangAndVoidsRequests",
             "closingTheTransportVoidsItsRequestsAndFailsThePeers"};
     private static final String[] WAKE_TESTS = {"wakeUpsAnnounceEveryStepOrAreNotSupported"};
+    private static final String[] DRIVER_TESTS = {"commsMadeForADriverSelectorMoveBytesAndWakeItWhereDeclared"};
 
     @Test
     void anHonestForwardingDoublePasses() {
         TestExecutionSummary s = run(HonestTck.class, SLOT_TESTS, FIFO_TESTS, FRAGMENT_TESTS, ONE_COMM_TESTS,
-                CLOSE_TESTS, WAKE_TESTS);
-        assertThat(s.getTestsSucceededCount()).isEqualTo(s.getTestsFoundCount()).isGreaterThanOrEqualTo(17);
+                CLOSE_TESTS, WAKE_TESTS, DRIVER_TESTS);
+        assertThat(s.getTestsSucceededCount()).isEqualTo(s.getTestsFoundCount()).isGreaterThanOrEqualTo(18);
+        TestExecutionSummary d = run(HonestDriverTck.class, DRIVER_TESTS);
+        assertThat(d.getTestsSucceededCount()).isEqualTo(d.getTestsFoundCount()).isEqualTo(1);
     }
 
     @Test
@@ -87,6 +91,13 @@ class TckHasTeethTest {
         assertThat(s.getTestsFailedCount()).isEqualTo(1);
     }
 
+    @Test
+    void socketsKeptFromTheDriversSelectorAreCaught() {
+        TestExecutionSummary s = run(UnwatchedSocketsTck.class, DRIVER_TESTS);
+        assertThat(s.getTestsFoundCount()).isEqualTo(1);
+        assertThat(s.getTestsFailedCount()).isEqualTo(1);
+    }
+
     private static TestExecutionSummary run(Class<?> tck, String[]... methodGroups) {
         LauncherDiscoveryRequestBuilder request = LauncherDiscoveryRequestBuilder.request();
         for (String[] group : methodGroups) {
@@ -109,6 +120,25 @@ class TckHasTeethTest {
         @Override
         protected NetTransport newTransport() {
             return new ForwardingNetTransport(loopback());
+        }
+    }
+
+    static class HonestDriverTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new ForwardingNetTransport(new LoopbackTransport(LoopbackConfig.defaults().withIoThreads(0)));
+        }
+    }
+
+    static class UnwatchedSocketsTck extends NetTransportConformanceTest {
+        @Override
+        protected NetTransport newTransport() {
+            return new UnwatchedSocketsTransportDouble(new LoopbackTransport(LoopbackConfig.defaults().withIoThreads(0)));
+        }
+
+        @Override
+        protected Duration deadline() {
+            return Duration.ofSeconds(2); // the broken double makes the suite wait this long before failing
         }
     }
 
@@ -207,6 +237,26 @@ class TckHasTeethTest {
         @Override
         public Runnable wakeOnProgress(Runnable wake) {
             return () -> { };
+        }
+    }
+
+    /**
+     * Declares driver sockets (its delegate does) but keeps them from the driver's selector: the delegate
+     * polls a selector of its own, which only the transport's calls look at.
+     */
+    static final class UnwatchedSocketsTransportDouble extends ForwardingNetTransport {
+        UnwatchedSocketsTransportDouble(NetTransport delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public Listener listen(int device, DriverSelector driver) {
+            return super.listen(device);
+        }
+
+        @Override
+        public SendComm connect(int device, byte[] handle, DriverSelector driver) {
+            return super.connect(device, handle);
         }
     }
 
