@@ -44,11 +44,16 @@ class VramEngineTransferTest {
     private MemoryDescriptor bSrc;
     private MemoryDescriptor bDst;
 
+    /** The loopback transports' I/O threads. */
+    int ioThreads() {
+        return 2;
+    }
+
     @BeforeAll
     void open() {
         memory = new CudaDeviceMemory();
-        a = new GpuNode("gpu-a", memory, 0, 2, 2, 2);
-        b = new GpuNode("gpu-b", memory, 0, 2, 2, 2);
+        a = new GpuNode("gpu-a", memory, 0, 2, 2, ioThreads());
+        b = new GpuNode("gpu-b", memory, 0, 2, 2, ioThreads());
         a.engine.loadPeer(b.engine.name(), b.engine.connInfo());
         b.engine.loadPeer(a.engine.name(), a.engine.connInfo());
         aSrc = a.allocate(GIB);
