@@ -19,7 +19,8 @@ import java.nio.channels.SocketChannel;
  * receives). Slots in use are {@code posted - released}.
  *
  * <p><b>Not thread-safe</b>: the caller side is driven by one thread at a time (the SPI's rule); the
- * stream side is confined to the loop thread.
+ * stream side is confined to the loop's thread (an I/O thread, or, without I/O threads, the driving
+ * thread itself).
  */
 abstract class LoopbackComm implements Comm, Loop.Pumpable {
 

@@ -6,8 +6,9 @@ import io.tcpx4j.domain.port.out.NetRequest;
 
 /**
  * One of a comm's 16 pooled request slots. The caller thread fills the posting fields and then
- * publishes them by bumping the comm's volatile {@code posted} counter; the loop thread fills the
- * completion fields and publishes them with the volatile {@link #done}.
+ * publishes them by bumping the comm's volatile {@code posted} counter; the loop's thread (an I/O thread,
+ * or the caller itself where the transport has none) fills the completion fields and publishes them with
+ * the volatile {@link #done}.
  *
  * <p><b>Not thread-safe</b> beyond that hand-off.
  */

@@ -25,22 +25,24 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code test} and {@code consumed}, tags ignored, {@code connect}/{@code accept} that return
  * {@code null} until the peer is there, 128-byte handles with a nonce, per-comm registrations with
  * the 4 KiB rule for CUDA memory, and (devmem mode, the default) receives that land in permuted
- * 4 KiB bounce pages and must be unpacked and consumed. The transport's own I/O threads
- * ({@link LoopbackConfig#ioThreads()}) move every byte and mark every request done; {@code isend} and
- * {@code irecv} only hand a request to them, and {@code test} only reads what they marked, so a request
- * never completes inside the call that posted it. The caller's thread moves no bytes ({@code listen}
- * binds its socket there; every read and write happens on the I/O threads).
+ * 4 KiB bounce pages and must be unpacked and consumed. Who moves the bytes is
+ * {@link LoopbackConfig#ioThreads()}: with N > 0, the transport's own I/O threads move every byte and mark
+ * every request done, {@code isend} and {@code irecv} only hand a request to them and {@code test} only
+ * reads what they marked; with 0, the thread that drives a comm moves its bytes inside {@code isend},
+ * {@code irecv} and {@code test} and in the handlers it registered with the driver's selector
+ * ({@link Capability#DRIVER_SOCKETS}). Either way a request is reported done by a {@code test}, never by
+ * the call that posted it.
  *
  * <p>With a {@link DeviceMemory} that has devices, bounce pages are pinned host memory mapped for the
  * GPU (the CUDA unpack kernel reads them as it reads TCPX's) and CUDA sources are staged into pinned
  * buffers with {@link DeviceMemory#copyAsync} before they are written to the socket.
  *
- * <p>Nothing happens at construction: I/O threads start with the first {@code listen} or
+ * <p>Nothing happens at construction: I/O threads, if any, start with the first {@code listen} or
  * {@code connect}. Close the transport to stop them.
  *
  * <p>The request path ({@code isend}, {@code irecv}, {@code test}, {@code consumed}) is this class's
  * own; connection set-up belongs to a {@link Connector}, registration checks to a {@link Registrar},
- * and the I/O threads and the closed state to {@link IoLoops}. What comms need from their transport
+ * and the loops (I/O threads or the drivers' selectors) and the closed state to {@link IoLoops}. What comms need from their transport
  * (settings, memory, the progress wake-ups) they get from a {@link CommSupport}, never from this class:
  * the arrows between the classes of this package go one way. Comms that a connect or accept hands out
  * are tracked here, so that {@code close} closes them.

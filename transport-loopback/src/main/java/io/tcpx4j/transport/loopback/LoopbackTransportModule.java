@@ -16,7 +16,7 @@ import java.util.Optional;
  * <p>Bindings provided:
  * <ul>
  *   <li>{@link NetTransport} -> a singleton {@link LoopbackTransport} built from the given
- *       {@link LoopbackConfig}. It starts its I/O threads at the first listen or connect, never at
+ *       {@link LoopbackConfig}. It starts its I/O threads, if any, at the first listen or connect, never at
  *       injection; the composition root closes it ({@link NetTransport#close()}).</li>
  *   <li>{@link LoopbackConfig} -> the given config.</li>
  * </ul>
