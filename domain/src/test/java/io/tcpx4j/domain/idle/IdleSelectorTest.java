@@ -43,6 +43,31 @@ class IdleSelectorTest {
     }
 
     @Test
+    void aTransportsHandlerLearnsItsKeyWhenAPollFindsItsChannelReady() throws Exception {
+        try (IdleSelector s = new IdleSelector();
+             ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            server.configureBlocking(false);
+            List<SelectionKey> told = new ArrayList<>();
+            SelectionKey key = s.register(server, SelectionKey.OP_ACCEPT, told::add);
+            assertThat(key).isNotNull();
+            assertThat(s.poll()).as("nothing to accept yet").isZero();
+            assertThat(told).isEmpty();
+            try (SocketChannel peer = SocketChannel.open(server.getLocalAddress())) {
+                assertTimeoutPreemptively(BOUND, () -> {
+                    while (s.poll() == 0) {
+                        Thread.onSpinWait();
+                    }
+                });
+                assertThat(told).containsExactly(key);
+            }
+            SocketChannel closed = SocketChannel.open();
+            closed.close();
+            assertThat(s.register(closed, SelectionKey.OP_READ, told::add)).as("a closed channel").isNull();
+        }
+    }
+
+    @Test
     void aReadyChannelEndsTheWaitAndItsCallbackRuns() throws Exception {
         try (IdleSelector s = new IdleSelector();
              ServerSocketChannel server = ServerSocketChannel.open()) {
