@@ -86,10 +86,10 @@ record BenchReport(String version, Settings settings, List<BenchRow> rows, Boole
         }
 
         /** The same with the loopback transport's I/O threads of this side's engines (null: another transport). */
-        Settings withIoThreads(Integer threads) {
+        Settings withIoThreads(Integer count) {
             return new Settings(transport, mode, op, mem, initiatorMem, targetMem, blockSizes, batchSizes, iterations,
-                    warmup, warmupSeconds, checkConsistency, this.threads, pipelineDepth, channels, channelsRequested,
-                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices, threads);
+                    warmup, warmupSeconds, checkConsistency, threads, pipelineDepth, channels, channelsRequested,
+                    chunkSize, progress, layout, busy, cpus, peer, initiatorDevices, targetDevices, count);
         }
 
         /** The same with the channels the connection runs on. */

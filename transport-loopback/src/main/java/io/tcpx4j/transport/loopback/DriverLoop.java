@@ -1,14 +1,12 @@
 package io.tcpx4j.transport.loopback;
 
+import io.tcpx4j.domain.idle.IdleSelector;
 import io.tcpx4j.domain.port.out.DriverSelector;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.util.function.Consumer;
 
 /**
  * The loop of a transport without I/O threads: the thread that drives a listener, a connect or a comm moves
@@ -26,34 +24,17 @@ import java.util.function.Consumer;
 final class DriverLoop implements Loop {
 
     private final DriverSelector driver;
-    /** The selector of a loop made without a driver selector; null otherwise. */
-    private final Selector own;
-    private final Consumer<SelectionKey> onKey = key -> {
-        if (key.attachment() instanceof Handler h) {
-            h.onReady(key);
-        }
-    };
+    /** The selector of a loop made without a driver selector, which the loop polls itself; null otherwise. */
+    private final IdleSelector own;
 
     /** A loop on {@code driver}'s selector, or, with null, on a selector of its own. */
     DriverLoop(DriverSelector driver) {
-        if (driver != null) {
-            this.driver = driver;
-            this.own = null;
-        } else {
-            try {
-                this.own = Selector.open();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            this.driver = null;
-        }
+        this.own = driver == null ? new IdleSelector() : null;
+        this.driver = driver != null ? driver : own;
     }
 
     @Override
     public SelectionKey register(SelectableChannel channel, int ops, Handler handler) throws IOException {
-        if (own != null) {
-            return channel.register(own, ops, handler);
-        }
         SelectionKey key = driver.register(channel, ops, handler);
         if (key == null) {
             throw new ClosedChannelException();
@@ -93,15 +74,11 @@ final class DriverLoop implements Loop {
         comm.pumpAll();
     }
 
+    /** A loop of its own runs its ready handlers now; on a driver's selector the driver polls or blocks on it. */
     @Override
     public void poll() {
-        if (own == null) {
-            return; // the driver polls or blocks on its selector between its calls
-        }
-        try {
-            own.selectNow(onKey);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        if (own != null) {
+            own.poll();
         }
     }
 
@@ -112,19 +89,13 @@ final class DriverLoop implements Loop {
 
     @Override
     public void signal() {
-        if (driver != null) {
-            driver.wake();
-        }
+        driver.wake();
     }
 
     @Override
     public void release() {
         if (own != null) {
-            try {
-                own.close();
-            } catch (IOException ignored) {
-                // the sockets were closed already; nothing else holds this selector
-            }
+            own.close();
         }
     }
 }
