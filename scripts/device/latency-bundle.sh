@@ -41,6 +41,6 @@ if [ ! -x "$dest/jre/bin/java" ]; then
     jlink --add-modules java.base,java.logging,jdk.unsupported,java.management,java.sql,java.naming,java.xml,jdk.zipfs,jdk.httpserver,java.net.http \
         --strip-debug --no-header-files --no-man-pages --compress=2 --output "$dest/jre"
 fi
-cp "$here/latency.sh" "$here/latency-matrix.sh" "$here/tcp_pingpong.py" "$here/busy-table.sh" "$here/spin-matrix.sh" "$here/old-new.sh" \
+cp "$here/latency.sh" "$here/latency-matrix.sh" "$here/tcp_pingpong.py" "$here/busy-table.sh" "$here/spin-matrix.sh" "$here/old-new.sh" "$here/busy-ab.sh" \
     "$here/../busy-host.sh" "$dest/"
 du -sh "$v" "$dest"

@@ -7,8 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Whether the calling thread has lately had to wait for a CPU, from the kernel's per-thread
- * {@code schedstat} (time runnable on a run queue, and how often the thread was put on a CPU), re-read at
+ * Whether the calling thread's CPUs are lately contended: the thread itself has had to wait for a CPU, or
+ * the host's CPUs are oversubscribed ({@link CpuPressure}). The thread's own wait comes from the kernel's
+ * per-thread {@code schedstat} (time runnable on a run queue, and how often the thread was put on a CPU), re-read at
  * most every {@link #INTERVAL_NANOS}: contended while each turn on a CPU was preceded by more than
  * {@link #CONTENDED_WAIT_NANOS} of waiting on average. On an idle CPU a woken thread runs within a few
  * microseconds; where other runnable threads share the CPU (a busy host, or more of the engine's threads
@@ -31,6 +32,7 @@ public final class CpuContention {
             ThreadLocal.withInitial(CpuContention::fromSchedstat);
 
     private final Sample sample;
+    private final CpuPressure pressure;
     private boolean started;
     private long lastCheck;
     private long lastRunQueue;
@@ -46,13 +48,17 @@ public final class CpuContention {
 
     private final long[] counters = new long[2];
 
-    public CpuContention(Sample sample) {
+    public CpuContention(Sample sample, CpuPressure pressure) {
         this.sample = sample;
+        this.pressure = pressure;
     }
 
-    /** A new instance for the thread that will use it, reading that thread's {@code schedstat}. */
+    /**
+     * A new instance for the thread that will use it, reading that thread's {@code schedstat} and the
+     * host's CPU pressure.
+     */
     public static CpuContention fromSchedstat() {
-        return new CpuContention(CpuContention::readSchedstat);
+        return new CpuContention(CpuContention::readSchedstat, CpuPressure.host());
     }
 
     /** The calling thread's instance. */
@@ -60,8 +66,15 @@ public final class CpuContention {
         return PER_THREAD.get();
     }
 
-    /** Whether the thread's turns on a CPU were lately preceded by long waits for one. */
+    /**
+     * Whether the thread's turns on a CPU were lately preceded by long waits for one, or the host's CPUs
+     * are under pressure.
+     */
     public boolean contended(long nowNanos) {
+        return waitsForCpu(nowNanos) || pressure.pressured();
+    }
+
+    private boolean waitsForCpu(long nowNanos) {
         if (unavailable) {
             return false;
         }

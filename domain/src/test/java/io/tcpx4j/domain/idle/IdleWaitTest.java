@@ -18,12 +18,15 @@ class IdleWaitTest {
     private long now = 1_000_000_000L;
     private final Clock clock = () -> now;
 
-    /** A thread that never waits for a CPU. */
+    /** A host whose CPUs are never under pressure. */
+    private static final CpuPressure NO_PRESSURE = new CpuPressure(() -> 0, () -> 0);
+
+    /** A thread that never waits for a CPU, on a host without pressure. */
     private static final CpuContention NEVER_CONTENDED = new CpuContention(into -> {
         into[0] = 0;
         into[1] = 1;
         return true;
-    });
+    }, NO_PRESSURE);
 
     /** A scripted thread: {@code c[0]} nanoseconds on a run queue over {@code c[1]} turns on a CPU. */
     private static CpuContention scripted(long[] c) {
@@ -31,7 +34,7 @@ class IdleWaitTest {
             into[0] = c[0];
             into[1] = c[1];
             return true;
-        });
+        }, NO_PRESSURE);
     }
 
     /** A waiter that answers from a script and counts its calls. */
@@ -154,8 +157,34 @@ class IdleWaitTest {
     }
 
     @Test
+    void aThreadThatNeverWaitsSkipsTheSpinWhileTheHostIsUnderPressure() {
+        long[] stalledMicros = {0};
+        CpuPressure host = new CpuPressure(() -> stalledMicros[0], () -> now);
+        CpuContention cc = new CpuContention(into -> {
+            into[0] = 0;
+            into[1] = 1;
+            return true;
+        }, host);
+        ScriptedWaiter w = new ScriptedWaiter();
+        IdleWait idle = new IdleWait(1_000, w, cc, clock);
+        idle.idle(0);
+        assertThat(w.calls).as("spinning").isZero();
+        // other tasks waited for a CPU during half of the next interval
+        now += CpuPressure.INTERVAL_NANOS;
+        stalledMicros[0] += CpuPressure.INTERVAL_NANOS / 1_000 / 2;
+        idle.idle(1);
+        idle.idle(0);
+        assertThat(w.calls).as("blocked without spinning").isEqualTo(1);
+        // an interval without stalls: the spin is back
+        now += CpuPressure.INTERVAL_NANOS;
+        idle.idle(1);
+        idle.idle(0);
+        assertThat(w.calls).as("spinning again").isEqualTo(1);
+    }
+
+    @Test
     void withoutTheKernelsCountNothingCountsAsContended() {
-        CpuContention cc = new CpuContention(into -> false);
+        CpuContention cc = new CpuContention(into -> false, NO_PRESSURE);
         assertThat(cc.contended(1)).isFalse();
         assertThat(cc.contended(1 + 10 * CpuContention.INTERVAL_NANOS)).isFalse();
     }
