@@ -7,8 +7,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * How a driver of a progress agent waits after duty cycles that found nothing to do: it spins for the
- * configured time (the next event is usually a round trip away) unless the thread has lately waited for
- * a CPU ({@link CpuContention}: then the spin would only delay the threads it waits for), then asks its
+ * configured time (the next event is usually a round trip away) unless its CPUs are contended
+ * ({@link CpuContention}: then the spin would only delay the threads it waits for), then asks its
  * {@link Waiter} to block in the kernel until an event; where something in flight must be polled instead (a transport that
  * cannot signal completions, a GPU batch), it parks for {@link #MIN_PARK_NANOS}, doubling up to
  * {@link #MAX_PARK_NANOS}, until work turns up.

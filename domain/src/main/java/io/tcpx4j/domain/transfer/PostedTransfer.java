@@ -72,7 +72,7 @@ public final class PostedTransfer implements Transfer {
     /**
      * Blocks until the agent's thread ends the transfer, after watching its status for the engine's spin
      * (a short transfer usually ends meanwhile, and the agent then needs no wake-up of this thread; not
-     * while this thread waits for a CPU, {@link CpuContention}); where the caller drives the agent, drives
+     * while its CPUs are contended, {@link CpuContention}); where the caller drives the agent, drives
      * it on this thread instead ({@link Driver}).
      */
     @Override
