@@ -3,7 +3,8 @@
 #   v/NAME/   this checkout's (or TREE's) tcpx4j jars and test classes, one folder per variant
 #   lib/      third-party jars, shared by every variant (LIB=1 refreshes it)
 #   jre/      a jlink'ed Java 17 runtime (the device image has no JDK)
-# and copies latency.sh, latency-matrix.sh, tcp_pingpong.py, busy-table.sh and scripts/busy-host.sh beside
+# and copies latency.sh, latency-matrix.sh, tcp_pingpong.py, busy-table.sh, spin-matrix.sh, old-new.sh,
+# busy-modes.sh and scripts/busy-host.sh beside
 # them.
 #
 #   LIB=1 scripts/device/latency-bundle.sh new             # this checkout as variant "new"
@@ -41,6 +42,6 @@ if [ ! -x "$dest/jre/bin/java" ]; then
     jlink --add-modules java.base,java.logging,jdk.unsupported,java.management,java.sql,java.naming,java.xml,jdk.zipfs,jdk.httpserver,java.net.http \
         --strip-debug --no-header-files --no-man-pages --compress=2 --output "$dest/jre"
 fi
-cp "$here/latency.sh" "$here/latency-matrix.sh" "$here/tcp_pingpong.py" "$here/busy-table.sh" "$here/spin-matrix.sh" "$here/old-new.sh" "$here/busy-ab.sh" \
+cp "$here/latency.sh" "$here/latency-matrix.sh" "$here/tcp_pingpong.py" "$here/busy-table.sh" "$here/spin-matrix.sh" "$here/old-new.sh" "$here/busy-modes.sh" \
     "$here/../busy-host.sh" "$dest/"
 du -sh "$v" "$dest"

@@ -6,7 +6,7 @@
 #            and tcpx4j-it-tests.jar
 #   junit-platform-console-standalone-*.jar   the JUnit launcher run.sh uses
 #   ptx/     unpack-kernel variants for UnpackBench and the GPU suite (only where nvcc is installed)
-#   run.sh, nccl_socket_bench.py, plot_gpu_pair.py, busy-table.sh, tcp_pingpong.py   copied from
+#   run.sh, nccl_socket_bench.py, plot_gpu_pair.py, busy-table.sh, busy-modes.sh, tcp_pingpong.py   copied from
 #            scripts/device/, and scripts/busy-host.sh
 #
 #   scripts/device/prepare.sh [DEST]
@@ -99,5 +99,5 @@ fi
 
 # 5. the scripts the device runs
 cp scripts/device/run.sh scripts/device/nccl_socket_bench.py scripts/device/plot_gpu_pair.py \
-    scripts/device/busy-table.sh scripts/device/tcp_pingpong.py scripts/busy-host.sh "$dest/"
+    scripts/device/busy-table.sh scripts/device/busy-modes.sh scripts/device/tcp_pingpong.py scripts/busy-host.sh "$dest/"
 du -sh "$dest"
