@@ -8,10 +8,10 @@ import java.nio.file.Path;
 
 /**
  * Whether the calling thread's CPUs are lately contended: the thread itself has had to wait for a CPU, or
- * the host's CPUs are oversubscribed ({@link CpuPressure}). The thread's own wait comes from the kernel's
- * per-thread {@code schedstat} (time runnable on a run queue, and how often the thread was put on a CPU), re-read at
- * most every {@link #INTERVAL_NANOS}: contended while each turn on a CPU was preceded by more than
- * {@link #CONTENDED_WAIT_NANOS} of waiting on average. On an idle CPU a woken thread runs within a few
+ * the host's CPUs are oversubscribed ({@link CpuPressure}), each looked at again at most every
+ * {@link #INTERVAL_NANOS}. The thread's own wait comes from the kernel's per-thread {@code schedstat} (time
+ * runnable on a run queue, and how often the thread was put on a CPU): contended while each turn on a CPU
+ * was preceded by more than {@link #CONTENDED_WAIT_NANOS} of waiting on average. On an idle CPU a woken thread runs within a few
  * microseconds; where other runnable threads share the CPU (a busy host, or more of the engine's threads
  * than CPUs) it waits for them. A driver spins only while it is not contended: there a spin takes the
  * CPU from the thread whose event it waits for, and spends the spinner's claim on the scheduler, so that
@@ -22,7 +22,7 @@ import java.nio.file.Path;
  */
 public final class CpuContention {
 
-    /** How often the run-queue time is read. */
+    /** How often the run-queue time is read and the host's pressure asked. */
     static final long INTERVAL_NANOS = 10_000_000;
     /** Average wait for a CPU per turn on one above which the thread counts as contended. */
     static final long CONTENDED_WAIT_NANOS = 20_000;
@@ -33,11 +33,16 @@ public final class CpuContention {
 
     private final Sample sample;
     private final CpuPressure pressure;
-    private boolean started;
+    /** Whether {@link #contended} has looked at both signals yet, and when it last did. */
+    private boolean checked;
     private long lastCheck;
+    /** Whether the thread's own counters have been read once, and what they said then. */
+    private boolean counted;
     private long lastRunQueue;
     private long lastTurns;
-    private boolean contended;
+    /** The answers of the last look: the thread's own waits were long; the host was under pressure. */
+    private boolean waits;
+    private boolean pressured;
     private boolean unavailable;
 
     /** Reads the calling thread's counters into {@code into}: {run-queue nanoseconds, turns on a CPU}. */
@@ -68,32 +73,34 @@ public final class CpuContention {
 
     /**
      * Whether the thread's turns on a CPU were lately preceded by long waits for one, or the host's CPUs
-     * are under pressure.
+     * are under pressure; both are looked at again at most every {@link #INTERVAL_NANOS}, so the call is
+     * cheap enough for every wait of a transfer.
      */
     public boolean contended(long nowNanos) {
-        return waitsForCpu(nowNanos) || pressure.pressured();
+        if (!checked || nowNanos - lastCheck >= INTERVAL_NANOS) {
+            checked = true;
+            lastCheck = nowNanos;
+            pressured = pressure.pressured();
+            if (!unavailable) {
+                readOwnWaits();
+            }
+        }
+        return waits || pressured;
     }
 
-    private boolean waitsForCpu(long nowNanos) {
-        if (unavailable) {
-            return false;
-        }
-        if (started && nowNanos - lastCheck < INTERVAL_NANOS) {
-            return contended;
-        }
+    private void readOwnWaits() {
         if (!sample.read(counters)) {
             unavailable = true;
-            return contended = false;
+            waits = false;
+            return;
         }
         long turns = counters[1] - lastTurns;
-        if (started && turns > 0) {
-            contended = (counters[0] - lastRunQueue) / turns > CONTENDED_WAIT_NANOS;
+        if (counted && turns > 0) {
+            waits = (counters[0] - lastRunQueue) / turns > CONTENDED_WAIT_NANOS;
         }
-        started = true;
-        lastCheck = nowNanos;
+        counted = true;
         lastRunQueue = counters[0];
         lastTurns = counters[1];
-        return contended;
     }
 
     /**

@@ -45,9 +45,7 @@ class IdleSelectorTest {
     @Test
     void aTransportsHandlerLearnsItsKeyWhenAPollFindsItsChannelReady() throws Exception {
         try (IdleSelector s = new IdleSelector();
-             ServerSocketChannel server = ServerSocketChannel.open()) {
-            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            server.configureBlocking(false);
+             ServerSocketChannel server = nonBlockingListener()) {
             List<SelectionKey> told = new ArrayList<>();
             SelectionKey key = s.register(server, SelectionKey.OP_ACCEPT, told::add);
             assertThat(key).isNotNull();
@@ -70,9 +68,7 @@ class IdleSelectorTest {
     @Test
     void aReadyChannelEndsTheWaitAndItsCallbackRuns() throws Exception {
         try (IdleSelector s = new IdleSelector();
-             ServerSocketChannel server = ServerSocketChannel.open()) {
-            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            server.configureBlocking(false);
+             ServerSocketChannel server = nonBlockingListener()) {
             CountDownLatch told = new CountDownLatch(1);
             assertThat(s.watch(server, SelectionKey.OP_ACCEPT, told::countDown)).isNotNull();
             CountDownLatch deciding = new CountDownLatch(1);
@@ -175,6 +171,14 @@ class IdleSelectorTest {
     }
 
     /** A daemon thread that waits on {@code s}, counting {@code deciding} down as it decides to block. */
+    /** A listener on a free loopback port that never blocks. */
+    private static ServerSocketChannel nonBlockingListener() throws IOException {
+        ServerSocketChannel server = ServerSocketChannel.open();
+        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        server.configureBlocking(false);
+        return server;
+    }
+
     private static Thread waiter(IdleSelector s, CountDownLatch deciding) {
         Thread t = new Thread(() -> s.await(TEN_MINUTES_MILLIS, () -> {
             deciding.countDown();

@@ -183,6 +183,29 @@ class IdleWaitTest {
     }
 
     @Test
+    void theHostsPressureIsAskedAtMostOnceAnInterval() {
+        long[] reads = {0};
+        long[] hostClock = {0};
+        // a host clock that moves a whole interval per look: every question reaches the file
+        CpuPressure host = new CpuPressure(() -> {
+            reads[0]++;
+            return 0;
+        }, () -> hostClock[0] += CpuPressure.INTERVAL_NANOS);
+        CpuContention cc = new CpuContention(into -> {
+            into[0] = 0;
+            into[1] = 1;
+            return true;
+        }, host);
+        long t = 1_000_000_000L;
+        for (int i = 0; i < 100; i++) {
+            cc.contended(t + i);
+        }
+        assertThat(reads[0]).as("one look for a hundred waits within an interval").isEqualTo(1);
+        cc.contended(t + CpuContention.INTERVAL_NANOS);
+        assertThat(reads[0]).isEqualTo(2);
+    }
+
+    @Test
     void withoutTheKernelsCountNothingCountsAsContended() {
         CpuContention cc = new CpuContention(into -> false, NO_PRESSURE);
         assertThat(cc.contended(1)).isFalse();
