@@ -1,6 +1,8 @@
 #!/bin/bash
 # Latency, idle CPU and host-path A/B of tcpx4j builds, run on the device machine from the folder
-# latency-bundle.sh made. Variants are the folders under v/ (VARIANTS picks, in that order).
+# latency-bundle.sh made. Variants are the folders under v/ (VARIANTS picks, in that order); a variant
+# folder's jvm.opts, if present, holds JVM options for every java that variant runs (e.g. copy v/new to
+# v/c1 and write -XX:TieredStopAtLevel=1 there to compare compilers on one build).
 #
 #   latency.sh STAGE...
 #     ab     ROUNDS rounds (default 3) of: every variant's `tcpx4j bench` rows 4 KiB and 64 KiB batch 1
@@ -37,13 +39,15 @@ cd "$(dirname "$0")"
 J=$PWD/jre/bin/java
 variants=${VARIANTS:-$(ls v)}
 cp_of() { echo "v/$1/*:lib/*"; }
+# a variant's JVM options: the words of v/NAME/jvm.opts, if that file exists
+jvm_opts() { cat "v/$1/jvm.opts" 2>/dev/null || true; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 # starts `serve` (extra flags in $2...) under the command prefix $1 and waits until it reports ready; sets sp and port
 serve_ready() {
   local pin=$1; shift
   port=$((7200 + RANDOM % 500))
   rm -f serve.out
-  $pin $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port "$@" > serve.out 2>&1 &
+  $pin $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port "$@" > serve.out 2>&1 &
   sp=$!
   for _ in $(seq 300); do grep -q 'Ctrl-C stops' serve.out 2>/dev/null && return 0; sleep 0.1; done
   echo "serve did not report ready:"; cat serve.out
@@ -53,9 +57,9 @@ for stage in "$@"; do case $stage in
 ab)
   for round in $(seq "${ROUNDS:-3}"); do for pin in "" "taskset -c 0,1"; do for v in $variants; do
     log "ab $v round $round pin=[$pin]"
-    $pin $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 4K,4K,64K --iterations "${ITERS:-4000}" \
+    $pin $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 4K,4K,64K --iterations "${ITERS:-4000}" \
         --warmup 500 2>&1 | tail -3 | head -2
-    $pin $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 64K --batch-sizes 64 --iterations 200 \
+    $pin $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 64K --batch-sizes 64 --iterations 200 \
         --warmup 20 2>&1 | tail -2 | head -1
   done; done; done
   python3 tcp_pingpong.py 4096 5000
@@ -63,14 +67,14 @@ ab)
 pinned)
   for v in $variants; do
     log "pinned to 0,1, no busy loops, $v, one JVM"
-    taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --format csv 2>/dev/null
-    taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 16K --batch-sizes 256 \
+    taskset -c 0,1 $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --format csv 2>/dev/null
+    taskset -c 0,1 $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 16K --batch-sizes 256 \
         --format csv 2>/dev/null | tail -1
     log "pinned to 0,1, no busy loops, $v, two processes"
     serve_ready "taskset -c 0,1"
-    taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
+    taskset -c 0,1 $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
         --format csv 2>/dev/null
-    taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
+    taskset -c 0,1 $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
         --block-sizes 16K --batch-sizes 256 --format csv 2>/dev/null | tail -1
     kill $sp; wait $sp 2>/dev/null
   done ;;
@@ -78,10 +82,10 @@ two)
   for v in $variants; do
     log "two processes, $v"
     port=$((7200 + RANDOM % 500))
-    $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
+    $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
     sp=$!
     sleep 2
-    $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
+    $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
         --block-sizes 4K,64K,1M --iterations 2000 --warmup 200 2>&1 | tail -4
     kill $sp; wait $sp 2>/dev/null
   done ;;
@@ -90,7 +94,7 @@ idle)
   port=7800; pids=""
   for v in $variants; do
     port=$((port + 1))
-    $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
+    $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main serve --listen 127.0.0.1:$port > /dev/null 2>&1 &
     pids="$pids $v:$!"
   done
   sleep "${IDLE_SETTLE:-15}"   # past serve's start-up warm-up
@@ -105,16 +109,16 @@ idle)
     kill $p
   done ;;
 raw)
-  for v in $variants; do log "EngineVsRawBench $v"; $J -cp "$(cp_of $v)" io.tcpx4j.it.bench.EngineVsRawBench "${RAW_ROUNDS:-7}" 2 2>&1 | grep -E "^(layout|[12]x)"; done ;;
+  for v in $variants; do log "EngineVsRawBench $v"; $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.it.bench.EngineVsRawBench "${RAW_ROUNDS:-7}" 2 2>&1 | grep -E "^(layout|[12]x)"; done ;;
 jmh)
-  for v in $variants; do log "ChunkPathBench $v"; $J -cp "$(cp_of $v)" org.openjdk.jmh.Main 'ChunkPathBench.chunk' -f 2 -wi 5 -i 8 -w 1 -r 1 -prof gc 2>&1 | grep -E "^ChunkPathBench.chunk |alloc.rate.norm"; done ;;
+  for v in $variants; do log "ChunkPathBench $v"; $J $(jvm_opts $v) -cp "$(cp_of $v)" org.openjdk.jmh.Main 'ChunkPathBench.chunk' -f 2 -wi 5 -i 8 -w 1 -r 1 -prof gc 2>&1 | grep -E "^ChunkPathBench.chunk |alloc.rate.norm"; done ;;
 kv)
   for round in $(seq "${ROUNDS:-3}"); do for v in $variants; do for layout in ${LAYOUTS:-adjacent reversed}; do
     for lim in ${LIMITS:-0 32K}; do for op in write read; do
       log "kv $v round $round layout=$layout coalesce=$lim $op"
       for row in "16K 256 150" "32K 128 150" "64K 64 200" "256K 16 300" "1M 1 1000"; do
         read -r bs bn it <<< "$row"
-        $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --op $op --layout $layout --coalesce-limit $lim \
+        $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --op $op --layout $layout --coalesce-limit $lim \
             --block-sizes $bs --batch-sizes $bn --iterations $it --warmup 30 2>&1 | tail -2 | head -1
       done
     done; done
@@ -125,13 +129,13 @@ busy)
     for i in $(seq 1 "$n"); do taskset -c 0,1 sh -c 'while :; do :; done' & loops="$loops $!"; done
     for v in $variants; do
       log "busy loops $n, $v, one JVM"
-      taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 4K,4K,64K \
+      taskset -c 0,1 $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 4K,4K,64K \
           --iterations "${BUSY_ITERS:-1000}" --warmup 200 ${BUSY_FLAGS:-} 2>&1 | tail -4 | head -3
-      taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 16K --batch-sizes 256 \
+      taskset -c 0,1 $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --block-sizes 16K --batch-sizes 256 \
           --iterations 100 --warmup 20 ${BUSY_FLAGS:-} 2>&1 | tail -2 | head -1
       log "busy loops $n, $v, two processes"
       serve_ready "taskset -c 0,1"
-      taskset -c 0,1 $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
+      taskset -c 0,1 $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port \
           --block-sizes 4K,4K,64K --iterations "${BUSY_ITERS:-1000}" --warmup 200 ${BUSY_FLAGS:-} 2>&1 | tail -4 | head -3
       kill $sp; wait $sp 2>/dev/null
     done
@@ -145,7 +149,7 @@ first)
       log "first transfers, warm-up $w, $v, round $round, pin=[$pin]"
       serve_ready "$pin" --warm-up "$w"
       t0=$(date +%s.%N)
-      $pin $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port --warm-up "$w" \
+      $pin $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port --warm-up "$w" \
           --block-sizes 4K,64K --iterations 1000 --warmup 100 --warmup-seconds 0 --no-baseline 2>&1 | tail -3 | head -2
       echo "initiator start to end: $(python3 -c "import time; print(round(time.time() - $t0, 2))") s"
       kill $sp; wait $sp 2>/dev/null
@@ -158,7 +162,7 @@ metrics)
       flags=""; [ "$m" = on ] && flags="--metrics-port 0"
       log "metrics $m, $v, round $round"
       serve_ready "" $flags
-      $J -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port $flags \
+      $J $(jvm_opts $v) -cp "$(cp_of $v)" io.tcpx4j.cli.Main bench --role initiator --peer 127.0.0.1:$port $flags \
           --block-sizes 4K,64K --iterations 3000 --warmup 300 --no-baseline 2>&1 | tail -3 | head -2
       kill $sp; wait $sp 2>/dev/null
     done; done
@@ -172,7 +176,7 @@ quota)
     log "quota 2 CPUs + 1 busy loop in the cgroup, $v, spin $spin, pinned to [$pin]"
     before=$(cat "$cg/cpu.stat" | tr '\n' ' ')
     sh -c "echo \$\$ > $cg/cgroup.procs; exec $p sh -c 'while :; do :; done'" & busy=$!
-    sh -c "echo \$\$ > $cg/cgroup.procs; exec $p $J -cp '$(cp_of $v)' io.tcpx4j.cli.Main bench --block-sizes 4K,64K,1M \
+    sh -c "echo \$\$ > $cg/cgroup.procs; exec $p $J $(jvm_opts $v) -cp '$(cp_of $v)' io.tcpx4j.cli.Main bench --block-sizes 4K,64K,1M \
         --iterations ${BUSY_ITERS:-1000} --warmup 200 --spin $spin ${BUSY_FLAGS:-} --json" > quota.json 2> quota.err
     kill $busy; wait $busy 2>/dev/null
     python3 -c 'import json,sys
