@@ -9,7 +9,6 @@
 #include <jni.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -278,22 +277,10 @@ static int create_vm(void) {
     return rc;
 }
 
-/* Hosts with fewer CPUs than this get the client compiler only (see the header). */
-#define TCPX4J_SMALL_HOST_CPUS 8
-
-const char *const *tcpx4j_nixl_default_jvm_opts(long cpus, size_t *n) {
-    static const char *const small_host[] = {"-XX:TieredStopAtLevel=1"};
-    *n = cpus < TCPX4J_SMALL_HOST_CPUS ? sizeof small_host / sizeof small_host[0] : 0;
-    return small_host;
-}
-
-/* CPUs this process may run on (its affinity mask), as the VM counts them. */
-static long usable_cpus(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        return CPU_COUNT(&set);
-    }
-    return sysconf(_SC_NPROCESSORS_ONLN);
+const char *const *tcpx4j_nixl_default_jvm_opts(size_t *n) {
+    static const char *const opts[] = {"-XX:TieredStopAtLevel=1"};
+    *n = sizeof opts / sizeof opts[0];
+    return opts;
 }
 
 static int start_vm(const char *cp) {
@@ -315,7 +302,7 @@ static int start_vm(const char *cp) {
         opts_copy = strdup(opts);
     }
     size_t n_defaults = 0;
-    const char *const *defaults = tcpx4j_nixl_default_jvm_opts(usable_cpus(), &n_defaults);
+    const char *const *defaults = tcpx4j_nixl_default_jvm_opts(&n_defaults);
     JavaVMOption options[2 + 4 + 64];
     int n = 0;
     char *class_path = malloc(strlen(cp) + sizeof "-Djava.class.path=");

@@ -89,13 +89,17 @@ TCPX4J_NIXL_BRIDGE_EXPORT int tcpx4j_nixl_create(const char *agent, const char *
 TCPX4J_NIXL_BRIDGE_EXPORT const tcpx4j_param *tcpx4j_nixl_advertised_params(size_t *n);
 
 /*
- * The VM options the bridge starts the VM with, before TCPX4J_JVM_OPTS, in a process allowed to run
- * on `cpus` CPUs (*n of them; static strings). Below 8 CPUs: -XX:TieredStopAtLevel=1, the client
- * compiler only. The host's polling threads hold those cores, and the server compiler's work in the
- * first seconds stalls transfers for milliseconds; the backend's hot paths are system calls and
- * copies, which the client compiler's code runs as fast (docs/PERFORMANCE.md).
+ * The VM options the bridge starts the VM with, before TCPX4J_JVM_OPTS (*n of them; static strings):
+ * -XX:TieredStopAtLevel=1, the client compiler only, on every host. The server compiler compiles
+ * from the branches it has seen run and throws its code away when another one is taken; a host's
+ * first transfers after start-up take branches the backend's warm-up did not (its own connection
+ * set-up, notifications, other sizes), so they ran interpreted again while the server compiler
+ * recompiled, and its compiler threads took CPUs from the host's pollers. The backend's hot paths are
+ * system calls and copies, which the client compiler's code runs about as fast (docs/PERFORMANCE.md,
+ * "NIXL on a busy host and nixlbench's sweep"). -XX:TieredStopAtLevel=4 in TCPX4J_JVM_OPTS brings
+ * the server compiler back.
  */
-TCPX4J_NIXL_BRIDGE_EXPORT const char *const *tcpx4j_nixl_default_jvm_opts(long cpus, size_t *n);
+TCPX4J_NIXL_BRIDGE_EXPORT const char *const *tcpx4j_nixl_default_jvm_opts(size_t *n);
 
 /* Closes the backend (aborting its transfers) and frees it. NULL is ignored. */
 TCPX4J_NIXL_BRIDGE_EXPORT void tcpx4j_nixl_destroy(tcpx4j_nixl *b);
