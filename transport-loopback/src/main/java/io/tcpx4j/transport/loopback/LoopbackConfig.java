@@ -16,8 +16,6 @@ import java.util.Objects;
  *                           4 KiB-aligned parts (TCPX's NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS)
  * @param devmem             whether every receive lands in permuted 4 KiB bounce pages that the caller
  *                           unpacks (TCPX's devmem path); CUDA receives always do
- * @param cudaAsHost         whether CUDA registrations are accepted without a GPU and treated as host
- *                           memory (tests of the CUDA paths on CPU-only machines)
  * @param bouncePagesPerComm 4 KiB bounce pages per receive comm, 2048..1048576; at least one maximal
  *                           receive (2048 pages) must fit, and page offsets must fit a u32
  * @param ioThreads          I/O threads per transport, 0..16; 0: none, the thread that drives a comm moves
@@ -25,7 +23,7 @@ import java.util.Objects;
  *                           ({@link io.tcpx4j.domain.port.out.Capability#DRIVER_SOCKETS})
  * @param faults             fault injection, {@link Faults#NONE} for none
  */
-public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, boolean devmem, boolean cudaAsHost,
+public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, boolean devmem,
                              int bouncePagesPerComm, int ioThreads, Faults faults) {
 
     /** 8192 pages = 32 MiB: 16 receives of 2 MiB, or 8 of the engine's 4 MiB maximum chunk. */
@@ -46,46 +44,35 @@ public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, b
      * 127.0.0.1, one device, 2 sockets per comm, devmem on (faithful by default), 2 I/O threads, no faults.
      */
     public static LoopbackConfig defaults() {
-        return new LoopbackConfig("127.0.0.1", 1, 2, true, false, DEFAULT_BOUNCE_PAGES, 2, Faults.NONE);
+        return new LoopbackConfig("127.0.0.1", 1, 2, true, DEFAULT_BOUNCE_PAGES, 2, Faults.NONE);
     }
 
     public LoopbackConfig withBindHost(String v) {
-        return new LoopbackConfig(v, devices, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm,
-                ioThreads, faults);
+        return new LoopbackConfig(v, devices, socketsPerComm, devmem, bouncePagesPerComm, ioThreads, faults);
     }
 
     public LoopbackConfig withDevices(int v) {
-        return new LoopbackConfig(bindHost, v, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm,
-                ioThreads, faults);
+        return new LoopbackConfig(bindHost, v, socketsPerComm, devmem, bouncePagesPerComm, ioThreads, faults);
     }
 
     public LoopbackConfig withSocketsPerComm(int v) {
-        return new LoopbackConfig(bindHost, devices, v, devmem, cudaAsHost, bouncePagesPerComm, ioThreads,
-                faults);
+        return new LoopbackConfig(bindHost, devices, v, devmem, bouncePagesPerComm, ioThreads, faults);
     }
 
     public LoopbackConfig withDevmem(boolean v) {
-        return new LoopbackConfig(bindHost, devices, socketsPerComm, v, cudaAsHost, bouncePagesPerComm,
-                ioThreads, faults);
-    }
-
-    public LoopbackConfig withCudaAsHost(boolean v) {
-        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, v, bouncePagesPerComm, ioThreads,
-                faults);
+        return new LoopbackConfig(bindHost, devices, socketsPerComm, v, bouncePagesPerComm, ioThreads, faults);
     }
 
     public LoopbackConfig withBouncePagesPerComm(int v) {
-        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, cudaAsHost, v, ioThreads, faults);
+        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, v, ioThreads, faults);
     }
 
     public LoopbackConfig withIoThreads(int v) {
-        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm, v,
-                faults);
+        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, bouncePagesPerComm, v, faults);
     }
 
     public LoopbackConfig withFaults(Faults v) {
-        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, cudaAsHost, bouncePagesPerComm,
-                ioThreads, v);
+        return new LoopbackConfig(bindHost, devices, socketsPerComm, devmem, bouncePagesPerComm, ioThreads, v);
     }
 
     /**

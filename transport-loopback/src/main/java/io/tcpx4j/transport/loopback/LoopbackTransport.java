@@ -62,7 +62,7 @@ public final class LoopbackTransport implements NetTransport {
     private final Registrar registrar;
     private final Set<LoopbackComm> comms = ConcurrentHashMap.newKeySet();
 
-    /** A host-memory-only transport (CUDA registrations fail unless {@code cudaAsHost}). */
+    /** A host-memory-only transport (CUDA registrations fail with NOT_SUPPORTED). */
     public LoopbackTransport(LoopbackConfig config) {
         this(config, null);
     }
@@ -79,7 +79,7 @@ public final class LoopbackTransport implements NetTransport {
         this.support = new CommSupport(config, deviceMemory, gpu);
         this.loops = new IoLoops(config.ioThreads(), wakes, System.getLogger(LoopbackTransport.class.getName()));
         this.connector = new Connector(support, loops);
-        this.registrar = new Registrar(deviceMemory, gpu, cudaSupported());
+        this.registrar = new Registrar(deviceMemory, gpu);
     }
 
     public LoopbackConfig config() {
@@ -94,7 +94,7 @@ public final class LoopbackTransport implements NetTransport {
     @Override
     public Set<Capability> capabilities() {
         EnumSet<Capability> caps = EnumSet.of(Capability.FAULT_INJECTION);
-        if (cudaSupported()) {
+        if (gpu) {
             caps.add(Capability.CUDA_MEMORY);
         }
         if (config.devmem() || gpu) {
@@ -106,10 +106,6 @@ public final class LoopbackTransport implements NetTransport {
         return caps;
     }
 
-    private boolean cudaSupported() {
-        return gpu || config.cudaAsHost();
-    }
-
     @Override
     public int deviceCount() {
         return config.devices();
@@ -118,8 +114,8 @@ public final class LoopbackTransport implements NetTransport {
     @Override
     public DeviceProperties properties(int device) {
         LoopbackListener.checkDevice(device, config.devices());
-        Set<PtrType> ptr = cudaSupported() ? EnumSet.of(PtrType.HOST, PtrType.CUDA) : EnumSet.of(PtrType.HOST);
-        int type = config.devmem() || cudaSupported() ? DeviceProperties.NET_DEVICE_UNPACK : 0;
+        Set<PtrType> ptr = gpu ? EnumSet.of(PtrType.HOST, PtrType.CUDA) : EnumSet.of(PtrType.HOST);
+        int type = config.devmem() || gpu ? DeviceProperties.NET_DEVICE_UNPACK : 0;
         return new DeviceProperties("loopback" + device, "", device, ptr, 100_000, 1, 0f, 65536, 1, type, 7);
     }
 

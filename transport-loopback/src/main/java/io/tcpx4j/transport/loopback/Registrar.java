@@ -22,15 +22,12 @@ import java.util.Objects;
 final class Registrar {
 
     private final DeviceMemory deviceMemory;
-    /** Device memory with devices: CUDA registrations get their owning GPU. */
+    /** Device memory with devices: CUDA registrations are accepted and get their owning GPU. */
     private final boolean gpu;
-    /** CUDA registrations are accepted (a GPU host, or CUDA treated as host memory). */
-    private final boolean cuda;
 
-    Registrar(DeviceMemory deviceMemory, boolean gpu, boolean cuda) {
+    Registrar(DeviceMemory deviceMemory, boolean gpu) {
         this.deviceMemory = deviceMemory;
         this.gpu = gpu;
-        this.cuda = cuda;
     }
 
     LoopbackRegistration register(LoopbackComm c, long address, long size, PtrType type) {
@@ -45,9 +42,9 @@ final class Registrar {
             case HOST:
                 break;
             case CUDA:
-                if (!cuda) {
+                if (!gpu) {
                     throw new TransferException(Code.NOT_SUPPORTED, "CUDA memory needs a DeviceMemory with devices"
-                            + " (the cuda-unpack module on a GPU host) or LoopbackConfig.cudaAsHost");
+                            + " (the cuda-unpack module on a GPU host)");
                 }
                 // TCPX registers CUDA memory as a dma-buf, which works on whole 4 KiB pages only
                 if (size == 0 || address % NetTransport.CUDA_ALIGNMENT != 0
