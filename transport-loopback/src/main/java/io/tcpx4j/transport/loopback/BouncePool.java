@@ -52,8 +52,4 @@ final class BouncePool {
             free[top++] = pages[i];
         }
     }
-
-    int available() {
-        return top;
-    }
 }

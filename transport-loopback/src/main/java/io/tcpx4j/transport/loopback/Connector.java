@@ -63,7 +63,7 @@ final class Connector {
                 handle = HandleCodec.corrupt(handle);
             }
             Loop loop = loops.next(driver);
-            LoopbackListener l = new LoopbackListener(support, loop, device, server, nonce, handle);
+            LoopbackListener l = new LoopbackListener(support, loop, server, nonce, handle);
             listeners.add(l);
             loop.execute(l::register);
             return l;

@@ -85,10 +85,6 @@ abstract class LoopbackComm implements Comm, Loop.Pumpable {
         }
     }
 
-    final boolean failed() {
-        return failure != null;
-    }
-
     /** Loop thread: the comm is dead; its pending and future requests fail with this. */
     final void fail(TransferException.Code code, String message, Throwable cause) {
         if (failure != null || channelsClosed) {

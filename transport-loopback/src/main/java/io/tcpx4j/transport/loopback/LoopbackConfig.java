@@ -94,10 +94,6 @@ public record LoopbackConfig(String bindHost, int devices, int socketsPerComm, b
             require(!completionDelay.isNegative() && completionDelay.compareTo(Duration.ofMinutes(1)) <= 0,
                     "completionDelay must be 0..1 min, was " + completionDelay);
         }
-
-        public boolean any() {
-            return dropAfterBytes >= 0 || !completionDelay.isZero() || corruptHandle;
-        }
     }
 
     private static void require(boolean ok, String message) {

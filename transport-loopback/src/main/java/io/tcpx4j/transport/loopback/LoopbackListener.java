@@ -27,7 +27,6 @@ final class LoopbackListener implements Listener, Loop.Handler {
 
     private final CommSupport support;
     final Loop loop;
-    final int device;
     private final ServerSocketChannel server;
     private final byte[] nonce;
     private final byte[] handle;
@@ -38,11 +37,9 @@ final class LoopbackListener implements Listener, Loop.Handler {
     /** accept returned this listener's one comm (set by the accepting thread). */
     volatile boolean yielded;
 
-    LoopbackListener(CommSupport support, Loop loop, int device, ServerSocketChannel server, byte[] nonce,
-                     byte[] handle) {
+    LoopbackListener(CommSupport support, Loop loop, ServerSocketChannel server, byte[] nonce, byte[] handle) {
         this.support = support;
         this.loop = loop;
-        this.device = device;
         this.server = server;
         this.nonce = nonce;
         this.handle = handle;

@@ -82,10 +82,6 @@ public final class LoopbackTransport implements NetTransport {
         this.registrar = new Registrar(deviceMemory, gpu);
     }
 
-    public LoopbackConfig config() {
-        return config;
-    }
-
     @Override
     public String name() {
         return "loopback";
