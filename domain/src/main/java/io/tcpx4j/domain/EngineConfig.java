@@ -22,11 +22,6 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
 
     public static final int DEFAULT_CHUNK = io.tcpx4j.api.EngineConfig.DEFAULT_CHUNK;
     public static final int MAX_CHUNK = io.tcpx4j.api.EngineConfig.MAX_CHUNK;
-    public static final int DEFAULT_INLINE = io.tcpx4j.api.EngineConfig.DEFAULT_INLINE;
-    public static final int MAX_INLINE = io.tcpx4j.api.EngineConfig.MAX_INLINE;
-    public static final int DEFAULT_COALESCE = io.tcpx4j.api.EngineConfig.DEFAULT_COALESCE;
-    public static final int DEFAULT_DEVICE_COALESCE = io.tcpx4j.api.EngineConfig.DEFAULT_DEVICE_COALESCE;
-    public static final int MAX_AGENTS = io.tcpx4j.api.EngineConfig.MAX_AGENTS;
 
     /** Checks every value by the api record's rules. */
     public EngineConfig {
@@ -76,16 +71,8 @@ public record EngineConfig(String name, String listenHost, int listenPort, Strin
         return from(toApi().withListen(host, port));
     }
 
-    public EngineConfig withAdvertiseHost(String v) {
-        return from(toApi().withAdvertiseHost(v));
-    }
-
     public EngineConfig withChannels(int v) {
         return from(toApi().withChannels(v));
-    }
-
-    public EngineConfig withChannelDevices(List<Integer> v) {
-        return from(toApi().withChannelDevices(v));
     }
 
     public EngineConfig withChunkSize(int v) {

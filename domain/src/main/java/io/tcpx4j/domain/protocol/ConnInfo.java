@@ -3,7 +3,6 @@ package io.tcpx4j.domain.protocol;
 import io.tcpx4j.api.TransferException;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -126,9 +125,5 @@ public record ConnInfo(String name, String host, List<Integer> ports, byte[] sec
     @Override
     public String toString() {
         return "ConnInfo[" + name + "@" + host + ":" + (ports.size() == 1 ? ports.get(0) : ports) + "]";
-    }
-
-    static String utf8(byte[] b) {
-        return new String(b, StandardCharsets.UTF_8);
     }
 }

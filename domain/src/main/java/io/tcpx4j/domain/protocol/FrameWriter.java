@@ -30,10 +30,6 @@ public final class FrameWriter {
         return out.position() == 0;
     }
 
-    public int size() {
-        return out.position();
-    }
-
     private ByteBuffer frame(byte type, int payload) {
         int total = 4 + 1 + payload;
         if (1 + payload > ControlFrame.MAX_FRAME) {
