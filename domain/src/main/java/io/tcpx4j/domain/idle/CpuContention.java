@@ -1,9 +1,6 @@
 package io.tcpx4j.domain.idle;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -108,15 +105,10 @@ public final class CpuContention {
      * run queue, and turns on a CPU. False where the file cannot be read.
      */
     static boolean readSchedstat(long[] into) {
-        ByteBuffer buf = ByteBuffer.allocate(96);
-        try (SeekableByteChannel ch = Files.newByteChannel(SCHEDSTAT)) {
-            while (ch.read(buf) > 0 && buf.hasRemaining()) {
-                // a proc file is read to its end
-            }
-        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+        ByteBuffer buf = CpuPressure.readProc(SCHEDSTAT, 96);
+        if (buf == null) {
             return false;
         }
-        buf.flip();
         long value = 0;
         int field = 0;
         boolean inNumber = false;

@@ -83,16 +83,21 @@ public final class CpuPressure {
 
     /** The {@code total=} of the file's first line ({@code some}), or -1 where it cannot be read. */
     static long readSomeMicros() {
-        ByteBuffer buf = ByteBuffer.allocate(256);
-        try (SeekableByteChannel ch = Files.newByteChannel(PRESSURE)) {
+        ByteBuffer text = readProc(PRESSURE, 256);
+        return text == null ? -1 : parseSomeTotal(text);
+    }
+
+    /** Up to {@code capacity} bytes of the proc file {@code file}, ready to read; null where it cannot be read. */
+    static ByteBuffer readProc(Path file, int capacity) {
+        ByteBuffer buf = ByteBuffer.allocate(capacity);
+        try (SeekableByteChannel ch = Files.newByteChannel(file)) {
             while (ch.read(buf) > 0 && buf.hasRemaining()) {
                 // a proc file is read to its end
             }
         } catch (IOException | UnsupportedOperationException | SecurityException e) {
-            return -1;
+            return null;
         }
-        buf.flip();
-        return parseSomeTotal(buf);
+        return buf.flip();
     }
 
     /** The number after the first line's {@code total=}, or -1 where there is none. */
