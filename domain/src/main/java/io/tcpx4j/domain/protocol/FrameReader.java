@@ -56,11 +56,7 @@ public final class FrameReader {
     public void feed(byte[] bytes) {
         compact();
         while (in.remaining() < bytes.length) {
-            ByteBuffer bigger = ByteBuffer.allocateDirect(in.capacity() * 2);
-            in.flip();
-            bigger.put(in);
-            in = bigger;
-            frames = in.asReadOnlyBuffer();
+            reallocate(in.capacity() * 2);
         }
         in.put(bytes);
     }
@@ -99,7 +95,12 @@ public final class FrameReader {
 
     private void grow() {
         int cap = Math.max(in.capacity() * 2, needCapacity);
-        ByteBuffer bigger = ByteBuffer.allocateDirect(Math.min(cap, ControlFrame.MAX_FRAME + 4));
+        reallocate(Math.min(cap, ControlFrame.MAX_FRAME + 4));
+    }
+
+    /** Moves the bytes held to a new buffer of {@code capacity}. */
+    private void reallocate(int capacity) {
+        ByteBuffer bigger = ByteBuffer.allocateDirect(capacity);
         in.flip();
         bigger.put(in);
         in = bigger;
