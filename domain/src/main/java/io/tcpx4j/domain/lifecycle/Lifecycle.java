@@ -89,18 +89,15 @@ public final class Lifecycle implements AutoCloseable {
             return null;
         }
         // each private engine drives a scatter-gather of its own: one is driven by one agent thread at a time
-        ScatterGather forInitiator;
+        ScatterGather forInitiator = null;
         ScatterGather forTarget;
         try {
             forInitiator = scatterGather.another();
-        } catch (RuntimeException e) {
-            LOG.log(Level.INFO, "no warm-up: the scatter-gather serves one progress agent only: " + e.getMessage());
-            return null;
-        }
-        try {
             forTarget = scatterGather.another();
         } catch (RuntimeException e) {
-            forInitiator.close();
+            if (forInitiator != null) {
+                forInitiator.close();
+            }
             LOG.log(Level.INFO, "no warm-up: the scatter-gather serves one progress agent only: " + e.getMessage());
             return null;
         }
