@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.RegisteredMemory;
@@ -124,8 +125,9 @@ class AgentsTest {
     @Test
     void severalAgentsNeedAnUnpackerThatMakesAnother() {
         ScatterGather single = new OneAgentScatterGather();
-        assertThatThrownBy(() -> new Engine(EngineConfig.defaults("one").withAgents(2), fabric.newTransport(),
-                new HostMemory(), single, Clock.SYSTEM))
+        io.tcpx4j.domain.EngineConfig twoAgents = io.tcpx4j.domain.EngineConfig.from(
+                EngineConfig.defaults("one").withAgents(2));
+        assertThatThrownBy(() -> new Engine(twoAgents, fabric.newTransport(), new HostMemory(), single, Clock.SYSTEM))
                 .isInstanceOf(TransferException.class)
                 .hasMessageContaining("cannot serve more than one progress agent")
                 .extracting(e -> ((TransferException) e).code()).isEqualTo(Code.NOT_SUPPORTED);
@@ -242,7 +244,8 @@ class AgentsTest {
     private Engine engine(EngineConfig config) {
         InMemoryNetTransportDouble t = fabric.newTransport();
         transports.add(t);
-        Engine e = new Engine(config, t, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+        Engine e = new Engine(io.tcpx4j.domain.EngineConfig.from(config), t, new HostMemory(), new CpuScatterGather(),
+                Clock.SYSTEM);
         engines.add(e);
         e.start();
         return e;
@@ -252,8 +255,8 @@ class AgentsTest {
     private Engine manual(String name) {
         InMemoryNetTransportDouble t = fabric.newTransport();
         transports.add(t);
-        Engine e = new Engine(EngineConfig.defaults(name).withAgents(2), t, new HostMemory(), new CpuScatterGather(),
-                Clock.SYSTEM);
+        Engine e = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults(name).withAgents(2)), t,
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         engines.add(e);
         e.startManual();
         return e;

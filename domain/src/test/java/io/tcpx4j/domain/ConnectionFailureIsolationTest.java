@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
@@ -71,9 +72,9 @@ class ConnectionFailureIsolationTest {
             NetTransport tc = fabric.newTransport();
             // no inline transfers: every byte goes through the transport's send comms
             EngineConfig base = EngineConfig.defaults("x").withInlineLimit(0);
-            try (Engine a = new Engine(base.withName("a"), ta, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
-                 Engine b = new Engine(base.withName("b"), tb, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
-                 Engine c = new Engine(base.withName("c"), tc, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM)) {
+            try (Engine a = engine(base.withName("a"), ta);
+                 Engine b = engine(base.withName("b"), tb);
+                 Engine c = engine(base.withName("c"), tc)) {
                 a.start();
                 b.start();
                 c.startManual(); // c moves only when the test pumps it: a's transfer to c stays in flight
@@ -114,6 +115,11 @@ class ConnectionFailureIsolationTest {
             NativeMemory.free(dstB);
             NativeMemory.free(dstC);
         }
+    }
+
+    private static Engine engine(EngineConfig config, NetTransport transport) {
+        return new Engine(io.tcpx4j.domain.EngineConfig.from(config), transport, new HostMemory(),
+                new CpuScatterGather(), Clock.SYSTEM);
     }
 
     private static void pumpUntilEnded(Engine e, Transfer x) {

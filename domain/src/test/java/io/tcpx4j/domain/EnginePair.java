@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
@@ -71,8 +72,8 @@ public final class EnginePair implements AutoCloseable {
         fabric = new InMemoryFabric();
         ta = wrap.apply(fabric.newTransport(transport));
         tb = wrap.apply(fabric.newTransport(transport));
-        a = new Engine(ca, ta, memoryA, unpackerA, Clock.SYSTEM);
-        b = new Engine(cb, tb, memoryB, unpackerB, Clock.SYSTEM);
+        a = new Engine(io.tcpx4j.domain.EngineConfig.from(ca), ta, memoryA, unpackerA, Clock.SYSTEM);
+        b = new Engine(io.tcpx4j.domain.EngineConfig.from(cb), tb, memoryB, unpackerB, Clock.SYSTEM);
         a.startManual();
         b.startManual();
         a.loadPeer(b.name(), b.connInfo());

@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.Transfer;
@@ -150,8 +151,8 @@ class HubTest {
     private Engine engine(String name, int agents) {
         NetTransport t = fabric.newTransport();
         transports.add(t);
-        Engine e = new Engine(EngineConfig.defaults(name).withAgents(agents), t, new HostMemory(), new CpuScatterGather(),
-                Clock.SYSTEM);
+        Engine e = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults(name).withAgents(agents)), t,
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         engines.add(e);
         e.start();
         return e;

@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
@@ -32,7 +33,8 @@ class PeerChurnTest {
     void aPeerThatComesAndGoesLeavesNoDescriptorBehind() throws Exception {
         try (InMemoryFabric fabric = new InMemoryFabric();
              NetTransport ht = fabric.newTransport()) {
-            Engine hub = new Engine(EngineConfig.defaults("hub"), ht, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+            Engine hub = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("hub")), ht,
+                    new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
             long dst = NativeMemory.allocate(4096, 4096);
             try {
                 hub.start();
@@ -59,8 +61,8 @@ class PeerChurnTest {
     /** A new peer connects, writes 4 KiB into the hub and leaves. */
     private static void cycle(InMemoryFabric fabric, Engine hub, byte[] md, long dst) throws InterruptedException {
         try (NetTransport t = fabric.newTransport()) {
-            Engine peer = new Engine(EngineConfig.defaults("peer"), t, new HostMemory(), new CpuScatterGather(),
-                    Clock.SYSTEM);
+            Engine peer = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("peer")), t,
+                    new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
             long src = NativeMemory.allocate(4096, 4096);
             try {
                 peer.start();

@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.PeerListener;
@@ -43,8 +44,8 @@ class PeerForgettingTest {
     private final InMemoryFabric fabric = new InMemoryFabric();
     private final NetTransport hubTransport = fabric.newTransport();
     private final Clock hubClock = () -> now;
-    private final Engine hub = new Engine(EngineConfig.defaults("hub"), hubTransport, new HostMemory(),
-            new CpuScatterGather(), hubClock);
+    private final Engine hub = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("hub")),
+            hubTransport, new HostMemory(), new CpuScatterGather(), hubClock);
     private final List<Initiator> initiators = new ArrayList<>();
     private final List<Long> buffers = new ArrayList<>();
     private final List<PeerStats> connected = new ArrayList<>();
@@ -209,8 +210,8 @@ class PeerForgettingTest {
         final MemoryDescriptor source;
 
         Initiator(String name) {
-            engine = new Engine(EngineConfig.defaults(name), transport, new HostMemory(), new CpuScatterGather(),
-                    Clock.SYSTEM);
+            engine = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults(name)), transport,
+                    new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
             engine.startManual();
             engine.loadPeer("hub", hub.connInfo());
             engine.loadRemoteMetadata("hub", hubMetadata);

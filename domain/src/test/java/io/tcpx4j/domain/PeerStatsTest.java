@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.PeerListener;
@@ -209,8 +210,8 @@ class PeerStatsTest {
 
         // gamma is not loaded into beta: beta comes to know it when it admits gamma's connection
         gammaTransport = pair.fabric.newTransport(InMemoryNetTransportDouble.Config.defaults());
-        gamma = new Engine(EngineConfig.defaults("gamma"), gammaTransport, new HostMemory(), new CpuScatterGather(),
-                Clock.SYSTEM);
+        gamma = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("gamma")), gammaTransport,
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         gamma.startManual();
         gamma.loadPeer("beta", pair.b.connInfo());
         long gammaSrc = pair.randomBuffer(SMALL);

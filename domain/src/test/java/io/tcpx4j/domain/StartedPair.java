@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Progress;
 import io.tcpx4j.api.Transfer;
@@ -44,10 +45,10 @@ final class StartedPair implements AutoCloseable {
         dst = NativeMemory.allocate(size, 4096);
         local = MemoryDescriptor.dram(src, size);
         remote = MemoryDescriptor.dram(dst, size);
-        a = new Engine(EngineConfig.defaults("alpha").withProgress(pa), ta, new HostMemory(), new CpuScatterGather(),
-                Clock.SYSTEM);
-        b = new Engine(EngineConfig.defaults("beta").withProgress(pb), tb, new HostMemory(), new CpuScatterGather(),
-                Clock.SYSTEM);
+        a = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("alpha").withProgress(pa)), ta,
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+        b = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("beta").withProgress(pb)), tb,
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         if (start) {
             a.start();
             b.start();

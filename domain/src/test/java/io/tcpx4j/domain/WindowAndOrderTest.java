@@ -1,5 +1,6 @@
 package io.tcpx4j.domain;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
@@ -111,8 +112,10 @@ class WindowAndOrderTest {
             WatchingTransport tb = new WatchingTransport(fabric.newTransport());
             EngineConfig ca = EngineConfig.defaults("alpha").withChunkSize(4096).withWindows(12, 16);
             EngineConfig cb = EngineConfig.defaults("beta").withChunkSize(4096).withWindows(12, 16);
-            Engine a = new Engine(ca, ta, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
-            Engine b = new Engine(cb, tb, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+            Engine a = new Engine(io.tcpx4j.domain.EngineConfig.from(ca), ta, new HostMemory(), new CpuScatterGather(),
+                    Clock.SYSTEM);
+            Engine b = new Engine(io.tcpx4j.domain.EngineConfig.from(cb), tb, new HostMemory(), new CpuScatterGather(),
+                    Clock.SYSTEM);
             long size = 1 << 20;
             long x = NativeMemory.allocate(size, 4096);
             long y = NativeMemory.allocate(size, 4096);

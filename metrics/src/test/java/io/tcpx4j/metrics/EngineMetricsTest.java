@@ -2,6 +2,7 @@ package io.tcpx4j.metrics;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.HostBuffer;
 import io.tcpx4j.api.PeerStats;
 import io.tcpx4j.api.MemoryDescriptor;
@@ -11,7 +12,6 @@ import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -54,8 +54,8 @@ class EngineMetricsTest {
         Metered(String name) throws java.io.IOException {
             transport = new MeteredNetTransport(new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false)), registry);
             // inline transfers travel in control frames: off, so that every byte shows on the transport too
-            engine = new Engine(EngineConfig.defaults(name).withInlineLimit(0), transport, new HostMemory(),
-                    new CpuScatterGather(), Clock.SYSTEM);
+            engine = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults(name).withInlineLimit(0)),
+                    transport, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
             engine.start();
             transfers = new TransferMetrics(registry, name);
             metered = new MeteredTransferEngine(engine, transfers);

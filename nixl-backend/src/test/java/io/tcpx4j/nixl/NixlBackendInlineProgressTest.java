@@ -1,8 +1,8 @@
 package io.tcpx4j.nixl;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -29,8 +29,8 @@ class NixlBackendInlineProgressTest {
     void checkXferAndGetNotifsRunTheEnginesProgressOnlyWhenInline(boolean inline) {
         try (InMemoryFabric fabric = new InMemoryFabric()) {
             InMemoryNetTransportDouble transport = fabric.newTransport();
-            Engine engine = new Engine(EngineConfig.defaults("A"), transport, new HostMemory(), new CpuScatterGather(),
-                    Clock.SYSTEM);
+            Engine engine = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("A")), transport,
+                    new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
             engine.startManual();
             AtomicInteger progressCalls = new AtomicInteger();
             TransferEngine counting = (TransferEngine) Proxy.newProxyInstance(getClass().getClassLoader(),

@@ -1,7 +1,7 @@
 package io.tcpx4j.nixl;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -26,7 +26,8 @@ class NixlBackendOverEngineTest extends NixlBackendContract {
         EngineConfig config = EngineConfig.defaults(name)
                 .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofMillis(200))
                 .withAgents(progressAgents());
-        Engine engine = new Engine(config, transport, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+        Engine engine = new Engine(io.tcpx4j.domain.EngineConfig.from(config), transport, new HostMemory(),
+                new CpuScatterGather(), Clock.SYSTEM);
         engine.start();
         return new NixlBackend(engine, () -> {
             engine.close();

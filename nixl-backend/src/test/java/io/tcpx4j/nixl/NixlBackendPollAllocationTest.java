@@ -1,7 +1,7 @@
 package io.tcpx4j.nixl;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -30,8 +30,8 @@ class NixlBackendPollAllocationTest {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) mx;
         try (InMemoryFabric fabric = new InMemoryFabric()) {
             InMemoryNetTransportDouble transport = fabric.newTransport();
-            Engine engine = new Engine(EngineConfig.defaults("A"), transport, new HostMemory(), new CpuScatterGather(),
-                    Clock.SYSTEM);
+            Engine engine = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("A")), transport,
+                    new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
             engine.startManual();
             NixlBackend backend = new NixlBackend(engine, () -> {
                 engine.close();

@@ -31,8 +31,7 @@ public final class Lifecycle implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Lifecycle.class.getName());
 
     private final Engine engine;
-    private final io.tcpx4j.domain.EngineConfig config;
-    private final int warmUpTransfers;
+    private final EngineConfig config;
     private final NetTransport transport;
     private final ScatterGather scatterGather;
     private final DeviceMemory memory;
@@ -45,8 +44,7 @@ public final class Lifecycle implements AutoCloseable {
     public Lifecycle(Engine engine, EngineConfig config, NetTransport transport, ScatterGather scatterGather,
                      DeviceMemory memory, Clock clock) {
         this.engine = Objects.requireNonNull(engine, "engine");
-        this.config = io.tcpx4j.domain.EngineConfig.from(config);
-        this.warmUpTransfers = config.warmUpTransfers();
+        this.config = Objects.requireNonNull(config, "config");
         this.transport = Objects.requireNonNull(transport, "transport");
         this.scatterGather = Objects.requireNonNull(scatterGather, "scatterGather");
         this.memory = Objects.requireNonNull(memory, "memory");
@@ -65,7 +63,7 @@ public final class Lifecycle implements AutoCloseable {
         if (!started) {
             engine.start();
             started = true;
-            if (warmUpTransfers > 0) {
+            if (config.warmUpTransfers() > 0) {
                 warmUp = startWarmUp();
             }
         }
@@ -101,14 +99,16 @@ public final class Lifecycle implements AutoCloseable {
             LOG.log(Level.INFO, "no warm-up: the scatter-gather serves one progress agent only: " + e.getMessage());
             return null;
         }
-        io.tcpx4j.domain.EngineConfig base = config.withListen(config.listenHost(), 0).withAgents(1);
+        EngineConfig base = config.withListen(config.listenHost(), 0).withAgents(1);
         // the warm-up's thread drives its initiator as the application would (driveUntilEnded); nothing
         // drives the private target but a thread of its own, whichever driver the application chose
-        Engine initiator = new Engine(base.withName(config.name() + "/warm-up-initiator"), transport, memory,
+        EngineConfig initiatorConfig = base.withName(config.name() + "/warm-up-initiator");
+        EngineConfig targetConfig = base.withName(config.name() + "/warm-up-target")
+                .withProgress(base.progress().withDriver(Progress.Driver.THREAD));
+        Engine initiator = new Engine(io.tcpx4j.domain.EngineConfig.from(initiatorConfig), transport, memory,
                 forInitiator, clock);
-        Engine target = new Engine(base.withName(config.name() + "/warm-up-target")
-                .withProgress(base.progress().withDriver(Progress.Driver.THREAD)), transport, memory,
-                forTarget, clock);
+        Engine target = new Engine(io.tcpx4j.domain.EngineConfig.from(targetConfig), transport, memory, forTarget,
+                clock);
         try {
             initiator.start();
             target.start();
@@ -120,7 +120,7 @@ public final class Lifecycle implements AutoCloseable {
             LOG.log(Level.INFO, "no warm-up: its engines did not start: " + e);
             return null;
         }
-        return WarmUp.start(initiator, target, memory, kind, 0, warmUpTransfers, forInitiator, forTarget);
+        return WarmUp.start(initiator, target, memory, kind, 0, config.warmUpTransfers(), forInitiator, forTarget);
     }
 
     /** Closes the warm-up if it still runs, the engine, the transport, the scatter-gather and the memory. */

@@ -1,9 +1,9 @@
 package io.tcpx4j.domain.bench;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -58,10 +58,10 @@ public class ChunkPathBench {
 
     @Setup(Level.Trial)
     public void setUp() {
-        a = new Engine(EngineConfig.defaults("bench-a").withChunkSize(CHUNK), new NullTransportDouble(),
-                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
-        b = new Engine(EngineConfig.defaults("bench-b").withChunkSize(CHUNK), new NullTransportDouble(),
-                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+        a = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("bench-a").withChunkSize(CHUNK)),
+                new NullTransportDouble(), new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+        b = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("bench-b").withChunkSize(CHUNK)),
+                new NullTransportDouble(), new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         a.startManual();
         b.startManual();
         a.loadPeer("bench-b", b.connInfo());

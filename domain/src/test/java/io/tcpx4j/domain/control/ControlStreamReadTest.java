@@ -21,6 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** How a control stream whose reads follow the agent's poll ({@link IdleSelector#poll()}) decides that a read is due. */
 class ControlStreamReadTest {
 
+    private static final EngineConfig READER = EngineConfig.from(io.tcpx4j.api.EngineConfig.defaults("reader"));
+
     @Test
     void aReadStoppedAtItsBudgetIsDueAgainWithoutThePoll() throws IOException {
         int pings = 20_000; // 5 bytes each: about 12 fills of the reader's 8 KiB buffer
@@ -30,7 +32,7 @@ class ControlStreamReadTest {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             try (SocketChannel peer = SocketChannel.open(server.getLocalAddress())) {
                 SocketChannel accepted = server.accept();
-                ControlStream stream = ControlStream.accepted(accepted, EngineConfig.defaults("reader"));
+                ControlStream stream = ControlStream.accepted(accepted, READER);
                 try {
                     stream.watch(poll);
                     assertThat(stream.readDue(0, true, false)).as("nothing sent, nothing polled").isFalse();
@@ -75,7 +77,7 @@ class ControlStreamReadTest {
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             try (SocketChannel peer = SocketChannel.open(server.getLocalAddress())) {
-                ControlStream stream = ControlStream.accepted(server.accept(), EngineConfig.defaults("reader"));
+                ControlStream stream = ControlStream.accepted(server.accept(), READER);
                 try {
                     long t = 1_000_000_000L;
                     assertThat(stream.readDue(t, false, false)).as("never read yet").isTrue();

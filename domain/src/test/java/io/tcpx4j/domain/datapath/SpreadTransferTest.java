@@ -1,11 +1,11 @@
 package io.tcpx4j.domain.datapath;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.CountingTransportDouble;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.EnginePair;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 import org.junit.jupiter.api.AfterEach;

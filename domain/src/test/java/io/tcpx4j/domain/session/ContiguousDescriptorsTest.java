@@ -1,12 +1,12 @@
 package io.tcpx4j.domain.session;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.CountingTransportDouble;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.EnginePair;
 import io.tcpx4j.domain.protocol.RegionMetadata;
 import io.tcpx4j.domain.registration.LocalRegion;

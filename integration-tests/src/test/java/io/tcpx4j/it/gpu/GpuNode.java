@@ -1,11 +1,11 @@
 package io.tcpx4j.it.gpu;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.cuda.CudaDeviceMemory;
 import io.tcpx4j.cuda.CudaScatterGather;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.NativeMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -69,10 +69,8 @@ final class GpuNode implements AutoCloseable {
         // receives into device memory always go through bounce pages.
         this.transport = new LoopbackTransport(LoopbackConfig.defaults().withSocketsPerComm(sockets)
                 .withIoThreads(ioThreads).withDevmem(kind == MemoryKind.VRAM), memory);
-        this.engine = new Engine(EngineConfig.defaults(name).withChannels(channels).withChunkSize(chunkSize)
-                .withAgents(agents),
-                transport, memory, unpacker,
-                Clock.SYSTEM);
+        this.engine = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults(name).withChannels(channels)
+                .withChunkSize(chunkSize).withAgents(agents)), transport, memory, unpacker, Clock.SYSTEM);
         this.engine.start();
         this.staging = memory.allocatePinned(SLICE);
         this.staging2 = memory.allocatePinned(SLICE);

@@ -1,10 +1,10 @@
 package io.tcpx4j.it.reliability;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.TransferStatus;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.protocol.ConnInfo;
 import io.tcpx4j.domain.protocol.ControlFrame;
 import io.tcpx4j.domain.protocol.RefusalCode;

@@ -1,12 +1,12 @@
 package io.tcpx4j.it.reliability;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.EngineStats;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.port.out.Clock;
 import io.tcpx4j.transport.loopback.LoopbackConfig;
@@ -41,7 +41,8 @@ final class Node implements AutoCloseable {
     Node(EngineConfig config, LoopbackConfig loopback) {
         this.name = config.name();
         this.transport = new CountingTransport(new LoopbackTransport(loopback));
-        this.engine = new Engine(config, transport, memory, new CpuScatterGather(), Clock.SYSTEM);
+        this.engine = new Engine(io.tcpx4j.domain.EngineConfig.from(config), transport, memory, new CpuScatterGather(),
+                Clock.SYSTEM);
         engine.start();
     }
 

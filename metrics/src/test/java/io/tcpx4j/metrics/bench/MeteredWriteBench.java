@@ -2,13 +2,13 @@ package io.tcpx4j.metrics.bench;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.HostBuffer;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.port.out.Clock;
@@ -75,10 +75,10 @@ public class MeteredWriteBench {
     public void setUp() {
         initiatorTransport = new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false));
         targetTransport = new LoopbackTransport(LoopbackConfig.defaults().withDevmem(false));
-        initiator = new Engine(EngineConfig.defaults("bench-initiator"), initiatorTransport, new HostMemory(),
-                new CpuScatterGather(), Clock.SYSTEM);
-        target = new Engine(EngineConfig.defaults(TARGET), targetTransport, new HostMemory(), new CpuScatterGather(),
-                Clock.SYSTEM);
+        initiator = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults("bench-initiator")),
+                initiatorTransport, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+        target = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults(TARGET)), targetTransport,
+                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         initiator.start();
         target.start();
         src = HostBuffer.allocate(BLOCK);

@@ -1,5 +1,6 @@
 package io.tcpx4j.transport.loopback;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.Notification;
 import io.tcpx4j.api.Progress;
@@ -7,7 +8,6 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -61,8 +61,9 @@ class LoopbackProgressTest {
 
     private Engine engine(String name, LoopbackTransport t, Progress progress) {
         // inline off: the bytes must go through the transport's sockets
-        Engine e = new Engine(EngineConfig.defaults(name).withInlineLimit(0).withProgress(progress), t,
-                new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
+        Engine e = new Engine(io.tcpx4j.domain.EngineConfig.from(
+                EngineConfig.defaults(name).withInlineLimit(0).withProgress(progress)), t, new HostMemory(),
+                new CpuScatterGather(), Clock.SYSTEM);
         closeables.add(e);
         e.start();
         return e;

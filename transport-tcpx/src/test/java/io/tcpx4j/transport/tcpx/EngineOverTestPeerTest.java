@@ -1,5 +1,6 @@
 package io.tcpx4j.transport.tcpx;
 
+import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.MemoryDescriptor;
 import io.tcpx4j.api.MemoryKind;
 import io.tcpx4j.api.Notification;
@@ -7,7 +8,6 @@ import io.tcpx4j.api.RegisteredMemory;
 import io.tcpx4j.api.Transfer;
 import io.tcpx4j.api.TransferStatus;
 import io.tcpx4j.domain.Engine;
-import io.tcpx4j.domain.EngineConfig;
 import io.tcpx4j.domain.memory.CpuScatterGather;
 import io.tcpx4j.domain.memory.HostMemory;
 import io.tcpx4j.domain.memory.NativeMemory;
@@ -60,7 +60,8 @@ class EngineOverTestPeerTest {
         TcpxTransport t = TcpxTransport.open(TcpxOptions.defaults().withLibrary(TestPeers.path(peer))
                 .withProbeInChildProcess(false), memory);
         closeables.add(t);
-        Engine e = new Engine(EngineConfig.defaults(name), t, memory, unpacker, Clock.SYSTEM);
+        Engine e = new Engine(io.tcpx4j.domain.EngineConfig.from(EngineConfig.defaults(name)), t, memory, unpacker,
+                Clock.SYSTEM);
         closeables.add(e);
         e.start();
         return e;
@@ -265,9 +266,10 @@ class EngineOverTestPeerTest {
         // inline limit 0: the write needs the data channels that never come up
         EngineConfig config = EngineConfig.defaults("a").withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(60),
                 Duration.ofSeconds(1)).withInlineLimit(0);
-        Engine a = new Engine(config, ta, new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
-        Engine b = new Engine(config.withName("b"), new NeverConnectsTransportDouble(tb), new HostMemory(),
-                new CpuScatterGather(), Clock.SYSTEM);
+        Engine a = new Engine(io.tcpx4j.domain.EngineConfig.from(config), ta, new HostMemory(), new CpuScatterGather(),
+                Clock.SYSTEM);
+        Engine b = new Engine(io.tcpx4j.domain.EngineConfig.from(config.withName("b")),
+                new NeverConnectsTransportDouble(tb), new HostMemory(), new CpuScatterGather(), Clock.SYSTEM);
         a.start();
         b.start();
         a.loadPeer("b", b.connInfo());
