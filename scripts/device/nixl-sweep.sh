@@ -4,7 +4,8 @@
 #             UCX alternating, 2 rounds; then TCPX with progress=inline
 #   sweep16   nixlbench's default sweep (4 KiB-64 MiB, 100 warm-up, 1000 iterations) plus 16 KiB x 256 and
 #             64 KiB x 64, WRITE and READ, for TCPX, TCPX with TCPX4J_NIXL_PROGRESS=inline and UCX (BACKENDS;
-#             TCPXdriver adds TCPX4J_NIXL_IO_THREADS=0 to inline); each pair of processes timed for
+#             TCPXdriver adds TCPX4J_NIXL_IO_THREADS=0 to inline; any other name is TCPX with the variables
+#             that ENV_<name> lists, e.g. BACKENDS="TCPX pw UCX" ENV_pw="TCPX4J_NIXL_SPIN=0"); each pair timed for
 #             CPU-seconds (user, sys) and wall time
 #   sweep2    the same pinned to CPUs 0,1
 # Results go to $OUT (one file per stage); BACKENDS, ITERS, WARM, SWEEP_ARGS, BATCH_ARGS narrow a run.
@@ -47,6 +48,9 @@ sweep16|sweep2)
   pin=""; [ $stage = sweep2 ] && pin="taskset -c 0,1"
   for op in WRITE READ; do for be in ${BACKENDS:-TCPX TCPXinline UCX}; do
     b=$be; unset TCPX4J_NIXL_PROGRESS TCPX4J_NIXL_IO_THREADS; ENVS=""
+    for v in ${LAST_ENVS:-}; do unset "${v%%=*}"; done; LAST_ENVS=""
+    case $be in TCPX|TCPXinline|TCPXdriver|UCX) ;; *) b=TCPX; v=ENV_$be; ENVS=${!v:-}; LAST_ENVS=$ENVS
+                                                  for e in $ENVS; do export "$e"; done ;; esac
     [ $be = TCPXinline ] && { b=TCPX; export TCPX4J_NIXL_PROGRESS=inline; ENVS="TCPX4J_NIXL_PROGRESS=inline"; }
     [ $be = TCPXdriver ] && { b=TCPX; export TCPX4J_NIXL_PROGRESS=inline TCPX4J_NIXL_IO_THREADS=0
                               ENVS="TCPX4J_NIXL_PROGRESS=inline TCPX4J_NIXL_IO_THREADS=0"; }

@@ -5,8 +5,12 @@ import io.tcpx4j.api.TransferEngine;
 import io.tcpx4j.api.TransferException;
 import io.tcpx4j.api.TransferException.Code;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static io.tcpx4j.nixl.NixlArgs.requireAgent;
@@ -73,6 +77,9 @@ public final class NixlBackend implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
     private final MetadataTable metadata;
     private final TransferHandles transfers;
+    private final PollWait pollWait;
+    private final PollWait.Loop notifLoop = new PollWait.Loop();
+    private final Queue<Notification> notifications = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
     /**
@@ -90,15 +97,39 @@ public final class NixlBackend implements AutoCloseable {
     /**
      * @param inlineProgress whether postXfer, checkXfer and getNotifs run the engine's progress work on
      *                       the caller's thread ({@link TransferEngine#progress()}), as NIXL hosts that
-     *                       poll expect; false leaves all of it to the engine's own thread
+     *                       poll expect; false leaves all of it to the engine's own thread, and polls wait
+     *                       up to {@link PollWait#DEFAULT_WINDOW} under CPU contention
      */
     public NixlBackend(TransferEngine engine, AutoCloseable resources, CostModel cost, boolean inlineProgress) {
+        this(engine, resources, cost, inlineProgress, PollWait.DEFAULT_WINDOW);
+    }
+
+    /**
+     * @param pollWait how long a checkXfer or getNotifs that finds nothing new, in a host's poll loop, waits
+     *                 for the engine while the caller's CPUs are contended ({@code poll_wait},
+     *                 {@link PollWait}); zero never waits, and with inline progress polls never wait
+     */
+    public NixlBackend(TransferEngine engine, AutoCloseable resources, CostModel cost, boolean inlineProgress,
+                       Duration pollWait) {
+        this(engine, resources, cost, inlineProgress, PollWait.onHost(inlineProgress ? Duration.ZERO : pollWait));
+    }
+
+    NixlBackend(TransferEngine engine, AutoCloseable resources, CostModel cost, boolean inlineProgress,
+                PollWait pollWait) {
         this.engine = Objects.requireNonNull(engine, "engine");
         this.resources = Objects.requireNonNull(resources, "resources");
         Objects.requireNonNull(cost, "cost");
         this.inlineProgress = inlineProgress;
+        this.pollWait = Objects.requireNonNull(pollWait, "pollWait");
         this.metadata = new MetadataTable(engine, ids::incrementAndGet);
-        this.transfers = new TransferHandles(engine, metadata, cost, ids::incrementAndGet);
+        this.transfers = new TransferHandles(engine, metadata, cost, ids::incrementAndGet, pollWait);
+        engine.onNotification(this::received);
+    }
+
+    /** The engine's listener: queues a notification for getNotifs and wakes a poll that waits for it. */
+    private void received(Notification n) {
+        notifications.add(n);
+        pollWait.signal();
     }
 
     /** Runs the engine's progress work on this thread when the backend is in inline mode. */
@@ -273,7 +304,11 @@ public final class NixlBackend implements AutoCloseable {
         }
     }
 
-    /** The state of a handle's last post: IN_PROG, SUCCESS, its error, or NOT_POSTED if never posted. */
+    /**
+     * The state of a handle's last post: IN_PROG, SUCCESS, its error, or NOT_POSTED if never posted. Returns
+     * at once, except that a host polling the handle in a loop on contended CPUs waits here for the engine,
+     * at most the poll wait ({@link PollWait}).
+     */
     public int checkXfer(long handle) {
         try {
             requireOpen();
@@ -304,18 +339,40 @@ public final class NixlBackend implements AutoCloseable {
 
     /**
      * Takes every notification received since the last call, oldest first, into {@code out[0]} as one
-     * packed array (see {@link #packNotifications}). Never blocks.
+     * packed array (see {@link #packNotifications}). Returns at once, except that a host polling in a loop on
+     * contended CPUs waits here for a notification or another event, at most the poll wait ({@link PollWait}).
      */
     public int getNotifs(byte[][] out) {
         try {
             requireOpen();
             requireOut(out);
             progress();
-            out[0] = packNotifications(engine.drainNotifications());
+            long seen = pollWait.events();
+            List<Notification> taken = drain();
+            if (taken.isEmpty() && pollWait.afterEmpty(notifLoop, seen)) {
+                taken = drain();
+            }
+            if (!taken.isEmpty()) {
+                notifLoop.reset();
+            }
+            out[0] = packNotifications(taken);
             return NixlStatus.SUCCESS;
         } catch (RuntimeException e) {
             return status(e);
         }
+    }
+
+    private List<Notification> drain() {
+        Notification n = notifications.poll();
+        if (n == null) {
+            return List.of();
+        }
+        List<Notification> taken = new ArrayList<>();
+        do {
+            taken.add(n);
+            n = notifications.poll();
+        } while (n != null);
+        return taken;
     }
 
     /** Sends a notification not bound to a transfer; no ordering with transfers. */

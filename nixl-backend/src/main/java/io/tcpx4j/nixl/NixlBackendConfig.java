@@ -6,6 +6,7 @@ import io.tcpx4j.api.TransferException.Code;
 import io.tcpx4j.api.EngineConfig;
 import io.tcpx4j.api.Progress;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -59,6 +60,9 @@ import java.util.TreeMap;
  *   <tr><td>io_threads</td><td>{@code transport=loopback} only: threads that move the data sockets' bytes,
  *       0..16 (default 2); 0: none, the engine's driver moves them inside its own calls (with
  *       {@code progress=inline}: the host's threads in postXfer, checkXfer and getNotifs)</td></tr>
+ *   <tr><td>poll_wait</td><td>{@code progress=thread} only: microseconds a checkXfer or getNotifs that finds
+ *       nothing new, in a host's poll loop, waits for the engine while the calling thread's CPUs are contended
+ *       (0..1000000; default 100; 0: never waits; {@link PollWait})</td></tr>
  * </table>
  *
  * <p>Immutable.
@@ -70,11 +74,13 @@ import java.util.TreeMap;
  * @param inlineProgress {@code progress=inline}: postXfer, checkXfer and getNotifs drive the engine on the
  *                  calling thread, and nothing else does; {@code thread}: only the engine's threads do
  * @param ioThreads the loopback transport's I/O threads ({@code io_threads}), 0..16
+ * @param pollWait  {@code poll_wait}: how long a poll loop's empty poll waits for the engine on contended CPUs
  * @param sources   where each key that has a value came from: {@code parameter},
  *                  {@code TCPX4J_NIXL_<KEY>} or {@code default}
  */
 public record NixlBackendConfig(EngineConfig engine, String transport, String cuda, CostModel cost,
-                                boolean inlineProgress, int ioThreads, Map<String, String> sources) {
+                                boolean inlineProgress, int ioThreads, Duration pollWait,
+                                Map<String, String> sources) {
 
     /** Prefix of the environment variables that stand in for backend parameters. */
     public static final String ENV_PREFIX = "TCPX4J_NIXL_";
@@ -95,6 +101,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         Objects.requireNonNull(transport, "transport");
         Objects.requireNonNull(cuda, "cuda");
         Objects.requireNonNull(cost, "cost");
+        Objects.requireNonNull(pollWait, "pollWait");
         sources = Map.copyOf(sources);
         if (!Set.of("auto", "on", "off").contains(cuda)) {
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'cuda' must be auto, on or off, not '"
@@ -112,7 +119,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "coalesce_limit",
                 "device_coalesce_limit", "cost_network_gbps",
                 "cost_local_gbps",
-                "cost_latency_us", "agents", "warm_up", "io_threads")) {
+                "cost_latency_us", "agents", "warm_up", "io_threads", "poll_wait")) {
             m.put(k, "");
         }
         return Collections.unmodifiableMap(m);
@@ -200,8 +207,18 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'io_threads' applies to"
                     + " transport=loopback only, not '" + p.get("transport") + "'");
         }
+        long pollWait = integer(p, "poll_wait", (int) PollWait.DEFAULT_WINDOW.toNanos() / 1000);
+        if (pollWait < 0 || pollWait > PollWait.MAX_WINDOW.toNanos() / 1000) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'poll_wait' must be 0.."
+                    + PollWait.MAX_WINDOW.toNanos() / 1000 + " microseconds, not " + pollWait);
+        }
+        if (p.containsKey("poll_wait") && inline) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'poll_wait' applies to"
+                    + " progress=thread only: with progress=inline the polling thread drives the engine");
+        }
         return new NixlBackendConfig(engine.withWarmUp(warmUp), p.get("transport"),
-                p.get("cuda").toLowerCase(Locale.ROOT), cost, inline, ioThreads, sources);
+                p.get("cuda").toLowerCase(Locale.ROOT), cost, inline, ioThreads,
+                inline ? Duration.ZERO : Duration.ofNanos(pollWait * 1000), sources);
     }
 
     /** Where {@code key}'s value came from ({@code parameter}, {@code TCPX4J_NIXL_<KEY>} or {@code default}). */

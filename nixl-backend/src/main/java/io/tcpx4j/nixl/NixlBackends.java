@@ -84,8 +84,11 @@ public final class NixlBackends {
                     + (cuda != null ? "on" : "off") + " (cuda=" + config.cuda() + " from " + config.source("cuda")
                     + "), control listener " + config.engine().listenHost()
                     + (config.engine().agents() > 1 ? ", " + config.engine().agents() + " progress agents (from "
-                    + config.source("agents") + ")" : ""));
-            return new NixlBackend(engine, lifecycle, config.cost(), config.inlineProgress());
+                    + config.source("agents") + ")" : "")
+                    + (config.inlineProgress() ? ", progress inline (from " + config.source("progress") + ")"
+                    : ", polls wait up to " + config.pollWait().toNanos() / 1000 + " µs on contended CPUs (from "
+                    + config.source("poll_wait") + ")"));
+            return new NixlBackend(engine, lifecycle, config.cost(), config.inlineProgress(), config.pollWait());
         } catch (RuntimeException e) {
             lifecycle.stop();
             throw e instanceof TransferException te ? te

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 import static io.tcpx4j.nixl.NixlArgs.descriptor;
@@ -36,13 +37,19 @@ final class TransferHandles {
     private final CostModel cost;
     private final LongSupplier ids;
     private final Map<Long, Xfer> xfers = new ConcurrentHashMap<>();
+    private final PollWait pollWait;
+    /** Tells {@link #pollWait} that a transfer ended; one instance for every transfer. */
+    private final BiConsumer<Transfer, Throwable> ended;
 
     /**
      * @param ids the backend's id source, shared with {@link MetadataTable} so that no transfer handle is
      *            ever also a metadata id
      */
-    TransferHandles(TransferEngine engine, MetadataTable metadata, CostModel cost, LongSupplier ids) {
+    TransferHandles(TransferEngine engine, MetadataTable metadata, CostModel cost, LongSupplier ids,
+                    PollWait pollWait) {
         this.engine = engine;
+        this.pollWait = pollWait;
+        this.ended = (t, e) -> pollWait.signal();
         this.metadata = metadata;
         this.cost = cost;
         this.ids = ids;
@@ -81,7 +88,7 @@ final class TransferHandles {
         }
         Session session = engine.session(remoteAgent);
         long id = ids.getAsLong();
-        xfers.put(id, new Xfer(op, session, List.copyOf(local), List.copyOf(remote), bytes, self));
+        xfers.put(id, new Xfer(op, session, List.copyOf(local), List.copyOf(remote), bytes, self, ended));
         handleOut[0] = id;
         return NixlStatus.SUCCESS;
     }
@@ -93,7 +100,16 @@ final class TransferHandles {
 
     /** {@link NixlBackend#checkXfer}, without the progress work. */
     int check(long handle) {
-        return xfer(handle).check();
+        Xfer x = xfer(handle);
+        long seen = pollWait.events();
+        int status = x.check();
+        if (status == NixlStatus.IN_PROG && pollWait.afterEmpty(x.loop, seen)) {
+            status = x.check();
+        }
+        if (status != NixlStatus.IN_PROG) {
+            x.loop.reset();
+        }
+        return status;
     }
 
     /** {@link NixlBackend#releaseReqH}. */
@@ -152,10 +168,14 @@ final class TransferHandles {
         private final List<MemoryDescriptor> remote;
         private final long bytes;
         private final boolean self;
+        private final BiConsumer<Transfer, Throwable> ended;
+        /** The host's poll loop over this handle ({@link PollWait}). */
+        final PollWait.Loop loop = new PollWait.Loop();
         private Transfer current;
 
         Xfer(int op, Session session, List<MemoryDescriptor> local, List<MemoryDescriptor> remote, long bytes,
-             boolean self) {
+             boolean self, BiConsumer<Transfer, Throwable> ended) {
+            this.ended = ended;
             this.op = op;
             this.session = session;
             this.local = local;
@@ -170,6 +190,8 @@ final class TransferHandles {
             }
             current = op == NixlBackend.OP_WRITE ? session.write(local, remote, notif)
                     : session.read(local, remote, notif);
+            loop.reset();
+            current.completion().whenComplete(ended);
             return state(current);
         }
 

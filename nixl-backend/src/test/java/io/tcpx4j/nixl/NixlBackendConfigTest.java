@@ -183,6 +183,23 @@ class NixlBackendConfigTest {
     }
 
     @Test
+    void pollWaitIsMicrosecondsForTheThreadDriverOnly() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).pollWait())
+                .isEqualTo(java.time.Duration.ofNanos(100_000));
+        assertThat(NixlBackendConfig.parse("A", Map.of("poll_wait", "0"), Map.of()).pollWait()).isZero();
+        NixlBackendConfig fromEnv = NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_POLL_WAIT", "1000"));
+        assertThat(fromEnv.pollWait()).isEqualTo(java.time.Duration.ofMillis(1));
+        assertThat(fromEnv.source("poll_wait")).isEqualTo("TCPX4J_NIXL_POLL_WAIT");
+        assertThat(NixlBackendConfig.parse("A", Map.of("progress", "inline"), Map.of()).pollWait()).isZero();
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("poll_wait", "1000001"), Map.of()))
+                .hasMessageContaining("'poll_wait' must be 0..1000000 microseconds");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("poll_wait", "-1"), Map.of()))
+                .hasMessageContaining("'poll_wait' must be 0..1000000 microseconds");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("poll_wait", "50", "progress", "inline"), Map.of()))
+                .hasMessageContaining("'poll_wait' applies to progress=thread only");
+    }
+
+    @Test
     void agentsIsAnEngineSettingWithTheEnginesDefault() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().agents()).isEqualTo(1);
         assertThat(NixlBackendConfig.parse("A", Map.of("agents", "4"), Map.of()).engine().agents()).isEqualTo(4);

@@ -23,35 +23,10 @@ import static org.assertj.core.api.Assertions.fail;
  * <p>Subclasses supply the backends (real engine over the loopback transport, or the test double).
  * Every transfer's bytes are verified, every notification is counted.
  */
-abstract class NixlBackendContract {
-
-    static final int MIB = 1 << 20;
-    static final int DEV = 0;
-    static final int FILE_SEG = 4;
-
-    /** A new backend named {@code name}, its engine running. */
-    abstract NixlBackend newBackend(String name);
+abstract class NixlBackendContract extends NixlBackendFixture {
 
     /** Bytes of a transfer that stays in flight for at least some milliseconds. */
     abstract int bigTransferBytes();
-
-    final List<NixlBackend> backends = new ArrayList<>();
-    final List<Long> allocations = new ArrayList<>();
-    NixlBackend a;
-    NixlBackend b;
-
-    @BeforeEach
-    void agents() {
-        a = backend("A");
-        b = backend("B");
-        exchangeConnInfo(a, b);
-    }
-
-    @AfterEach
-    void cleanUp() {
-        backends.forEach(NixlBackend::close);
-        allocations.forEach(NativeMemory::free);
-    }
 
     // ------------------------------------------------------------------ capabilities
 
@@ -69,10 +44,10 @@ abstract class NixlBackendContract {
     void registerGivesDistinctIdsAndDeregisterFreesThemOnce() {
         Region r1 = region(a, 4096);
         Region r2 = region(a, 8192);
-        assertThat(r1.md).isNotZero().isNotEqualTo(r2.md);
-        assertThat(a.deregisterMem(r1.md)).isEqualTo(NixlStatus.SUCCESS);
-        assertThat(a.deregisterMem(r1.md)).isEqualTo(NixlStatus.ERR_NOT_FOUND);
-        assertThat(a.getPublicData(r1.md, new byte[1][])).isEqualTo(NixlStatus.ERR_NOT_FOUND);
+        assertThat(r1.md()).isNotZero().isNotEqualTo(r2.md());
+        assertThat(a.deregisterMem(r1.md())).isEqualTo(NixlStatus.SUCCESS);
+        assertThat(a.deregisterMem(r1.md())).isEqualTo(NixlStatus.ERR_NOT_FOUND);
+        assertThat(a.getPublicData(r1.md(), new byte[1][])).isEqualTo(NixlStatus.ERR_NOT_FOUND);
     }
 
     @Test
@@ -95,7 +70,7 @@ abstract class NixlBackendContract {
         assertThat(prep(a, NixlBackend.OP_WRITE, mine, 0, r, rmd, 0, 4096, "B")).isPositive();
         assertThat(a.unloadMD(rmd)).isEqualTo(NixlStatus.SUCCESS);
         assertThat(a.unloadMD(rmd)).isEqualTo(NixlStatus.ERR_NOT_FOUND);
-        assertThat(a.unloadMD(mine.md)).as("a registration is no loaded metadata").isEqualTo(NixlStatus.ERR_NOT_FOUND);
+        assertThat(a.unloadMD(mine.md())).as("a registration is no loaded metadata").isEqualTo(NixlStatus.ERR_NOT_FOUND);
         long[] h = new long[1];
         assertThat(prepStatus(a, NixlBackend.OP_WRITE, mine, 0, r, rmd, 0, 4096, "B", h))
                 .isEqualTo(NixlStatus.ERR_NOT_FOUND);
@@ -105,10 +80,10 @@ abstract class NixlBackendContract {
     void loadLocalMdGivesATargetIdThatUnloadsWithoutDeregistering() {
         Region r = region(a, 4096);
         long[] out = new long[1];
-        assertThat(a.loadLocalMD(r.md, out)).isEqualTo(NixlStatus.SUCCESS);
-        assertThat(out[0]).isNotEqualTo(r.md);
+        assertThat(a.loadLocalMD(r.md(), out)).isEqualTo(NixlStatus.SUCCESS);
+        assertThat(out[0]).isNotEqualTo(r.md());
         assertThat(a.unloadMD(out[0])).isEqualTo(NixlStatus.SUCCESS);
-        assertThat(a.getPublicData(r.md, new byte[1][])).isEqualTo(NixlStatus.SUCCESS);
+        assertThat(a.getPublicData(r.md(), new byte[1][])).isEqualTo(NixlStatus.SUCCESS);
         assertThat(a.loadLocalMD(999_999, out)).isEqualTo(NixlStatus.ERR_NOT_FOUND);
     }
 
@@ -197,7 +172,7 @@ abstract class NixlBackendContract {
         long h = prep(a, NixlBackend.OP_WRITE, src, 0, dst, loadRemote(a, b, dst), 0, n, "B");
         List<String> sent = new ArrayList<>();
         for (int post = 0; post < 4; post++) {
-            fill(src.addr, n, 100 + post);
+            fill(src.addr(), n, 100 + post);
             String msg = "post-" + post;
             sent.add(msg);
             assertThat(a.postXfer(h, msg.getBytes(StandardCharsets.UTF_8))).isIn(NixlStatus.IN_PROG, NixlStatus.SUCCESS);
@@ -244,7 +219,7 @@ abstract class NixlBackendContract {
         // the released post may still deliver its notification (its data may already be in flight
         // and drains), but at most once; the next transfer on the same memory works and notifies once
         int small = 1 << 16;
-        fill(src.addr, small, 66);
+        fill(src.addr(), small, 66);
         long h2 = prep(a, NixlBackend.OP_WRITE, src, 0, dst, rmd, 0, small, "B");
         a.postXfer(h2, "after".getBytes(StandardCharsets.UTF_8));
         assertThat(awaitXfer(a, h2)).isEqualTo(NixlStatus.SUCCESS);
@@ -261,7 +236,7 @@ abstract class NixlBackendContract {
         assertThat(got).allMatch(x -> x.equals("A:after") || x.equals("A:never"));
         // the bytes of the later transfer are in place (the released one wrote the same region: it
         // finished or was cut before "after" was sent, as the ordered stream guarantees)
-        fill(src.addr, small, 66);
+        fill(src.addr(), small, 66);
         assertSameBytes(src, dst, new int[] {small});
     }
 
@@ -271,7 +246,7 @@ abstract class NixlBackendContract {
         Region src = filled(a, n, 7);
         Region dst = region(a, n);
         long[] target = new long[1];
-        assertThat(a.loadLocalMD(dst.md, target)).isEqualTo(NixlStatus.SUCCESS);
+        assertThat(a.loadLocalMD(dst.md(), target)).isEqualTo(NixlStatus.SUCCESS);
         long w = prep(a, NixlBackend.OP_WRITE, src, 0, dst, target[0], 0, n, "A");
         assertThat(a.postXfer(w, "local".getBytes(StandardCharsets.UTF_8))).isIn(NixlStatus.IN_PROG, NixlStatus.SUCCESS);
         assertThat(awaitXfer(a, w)).isEqualTo(NixlStatus.SUCCESS);
@@ -279,9 +254,9 @@ abstract class NixlBackendContract {
         assertThat(awaitNotifs(a, 1)).containsExactly(new Notification("A", "local".getBytes(StandardCharsets.UTF_8)));
 
         // READ the other way: src <- dst after changing dst
-        fill(dst.addr, n, 77);
+        fill(dst.addr(), n, 77);
         long[] srcTarget = new long[1];
-        assertThat(a.loadLocalMD(src.md, srcTarget)).isEqualTo(NixlStatus.SUCCESS);
+        assertThat(a.loadLocalMD(src.md(), srcTarget)).isEqualTo(NixlStatus.SUCCESS);
         long r = prep(a, NixlBackend.OP_READ, src, 0, dst, target[0], 0, n, "A");
         assertThat(a.postXfer(r, null)).isIn(NixlStatus.IN_PROG, NixlStatus.SUCCESS);
         assertThat(awaitXfer(a, r)).isEqualTo(NixlStatus.SUCCESS);
@@ -365,11 +340,11 @@ abstract class NixlBackendContract {
         long[] h = new long[1];
         assertThat(prepStatus(a, 7, src, 0, dst, rmd, 0, 4096, "B", h)).isEqualTo(NixlStatus.ERR_INVALID_PARAM);
         assertThat(a.prepXfer(NixlBackend.OP_WRITE, NixlBackend.DRAM_SEG,
-                new long[] {src.addr}, new long[] {4096}, new int[] {0}, new long[] {src.md},
-                NixlBackend.DRAM_SEG, new long[] {dst.addr}, new long[] {4095}, new int[] {0}, new long[] {rmd},
+                new long[] {src.addr()}, new long[] {4096}, new int[] {0}, new long[] {src.md()},
+                NixlBackend.DRAM_SEG, new long[] {dst.addr()}, new long[] {4095}, new int[] {0}, new long[] {rmd},
                 "B", h)).as("pair of different lengths").isEqualTo(NixlStatus.ERR_MISMATCH);
         assertThat(a.prepXfer(NixlBackend.OP_WRITE, NixlBackend.DRAM_SEG,
-                new long[] {src.addr}, new long[] {4096}, new int[] {0}, new long[] {src.md},
+                new long[] {src.addr()}, new long[] {4096}, new int[] {0}, new long[] {src.md()},
                 NixlBackend.DRAM_SEG, new long[0], new long[0], new int[0], new long[0],
                 "B", h)).as("lists of different lengths").isEqualTo(NixlStatus.ERR_MISMATCH);
         assertThat(prepStatus(a, NixlBackend.OP_WRITE, src, 4096, dst, rmd, 0, 8192, "B", h))
@@ -419,178 +394,5 @@ abstract class NixlBackendContract {
         c.close();
         assertThat(c.registerMem(alloc(4096), 4096, DEV, NixlBackend.DRAM_SEG, new long[1])).isEqualTo(NixlStatus.ERR_CANCELED);
         assertThat(c.getNotifs(new byte[1][])).isEqualTo(NixlStatus.ERR_CANCELED);
-    }
-
-    // ------------------------------------------------------------------ helpers
-
-    record Region(long addr, int length, long md) {
-    }
-
-    NixlBackend backend(String name) {
-        NixlBackend backend = newBackend(name);
-        backends.add(backend);
-        // what NIXL's agent does right after creating a backend that supports local transfers
-        assertThat(backend.connect(name)).isEqualTo(NixlStatus.SUCCESS);
-        return backend;
-    }
-
-    static void exchangeConnInfo(NixlBackend x, NixlBackend y) {
-        byte[][] cx = new byte[1][];
-        byte[][] cy = new byte[1][];
-        assertThat(x.getConnInfo(cx)).isEqualTo(NixlStatus.SUCCESS);
-        assertThat(y.getConnInfo(cy)).isEqualTo(NixlStatus.SUCCESS);
-        assertThat(y.loadRemoteConnInfo(x.name(), cx[0])).isEqualTo(NixlStatus.SUCCESS);
-        assertThat(x.loadRemoteConnInfo(y.name(), cy[0])).isEqualTo(NixlStatus.SUCCESS);
-    }
-
-    long alloc(int n) {
-        long addr = NativeMemory.allocate(n, NativeMemory.PAGE);
-        allocations.add(addr);
-        NativeMemory.fill(addr, n, (byte) 0);
-        return addr;
-    }
-
-    Region region(NixlBackend owner, int n) {
-        long addr = alloc(n);
-        long[] md = new long[1];
-        assertThat(owner.registerMem(addr, n, DEV, NixlBackend.DRAM_SEG, md)).isEqualTo(NixlStatus.SUCCESS);
-        return new Region(addr, n, md[0]);
-    }
-
-    Region filled(NixlBackend owner, int n, int seed) {
-        Region r = region(owner, n);
-        fill(r.addr, n, seed);
-        return r;
-    }
-
-    static void fill(long addr, int n, int seed) {
-        byte[] bytes = new byte[n];
-        new SplittableRandom(seed).nextBytes(bytes);
-        NativeMemory.put(addr, bytes, 0, n);
-    }
-
-    /** Loads {@code owner}'s region into {@code into} as NIXL's agent would. */
-    static long loadRemote(NixlBackend into, NixlBackend owner, Region r) {
-        byte[][] blob = new byte[1][];
-        assertThat(owner.getPublicData(r.md, blob)).isEqualTo(NixlStatus.SUCCESS);
-        long[] out = new long[1];
-        assertThat(into.loadRemoteMD(r.addr, r.length, DEV, NixlBackend.DRAM_SEG, blob[0], owner.name(), out))
-                .isEqualTo(NixlStatus.SUCCESS);
-        return out[0];
-    }
-
-    static long prep(NixlBackend x, int op, Region local, long localOff, Region remote, long rmd, long remoteOff,
-                     long len, String agent) {
-        long[] h = new long[1];
-        assertThat(prepStatus(x, op, local, localOff, remote, rmd, remoteOff, len, agent, h)).isEqualTo(NixlStatus.SUCCESS);
-        return h[0];
-    }
-
-    static int prepStatus(NixlBackend x, int op, Region local, long localOff, Region remote, long rmd, long remoteOff,
-                          long len, String agent, long[] h) {
-        return x.prepXfer(op, NixlBackend.DRAM_SEG,
-                new long[] {local.addr + localOff}, new long[] {len}, new int[] {DEV}, new long[] {local.md},
-                NixlBackend.DRAM_SEG,
-                new long[] {remote.addr + remoteOff}, new long[] {len}, new int[] {DEV}, new long[] {rmd},
-                agent, h);
-    }
-
-    /** A list of consecutive descriptors of the given sizes, same offsets on both sides. */
-    static long prepList(NixlBackend x, int op, Region local, Region remote, long rmd, int[] sizes, String agent) {
-        int n = sizes.length;
-        long[] la = new long[n];
-        long[] ra = new long[n];
-        long[] len = new long[n];
-        long off = 0;
-        for (int i = 0; i < n; i++) {
-            la[i] = local.addr + off;
-            ra[i] = remote.addr + off;
-            len[i] = sizes[i];
-            off += sizes[i];
-        }
-        long[] lmd = new long[n];
-        long[] rmds = new long[n];
-        Arrays.fill(lmd, local.md);
-        Arrays.fill(rmds, rmd);
-        long[] h = new long[1];
-        assertThat(x.prepXfer(op, NixlBackend.DRAM_SEG, la, len, new int[n], lmd,
-                NixlBackend.DRAM_SEG, ra, len.clone(), new int[n], rmds, agent, h)).isEqualTo(NixlStatus.SUCCESS);
-        return h[0];
-    }
-
-    static void assertSameBytes(Region from, Region to, int[] sizes) {
-        int total = Arrays.stream(sizes).sum();
-        byte[] expected = new byte[total];
-        byte[] actual = new byte[total];
-        NativeMemory.get(from.addr, expected, 0, total);
-        NativeMemory.get(to.addr, actual, 0, total);
-        if (!Arrays.equals(expected, actual)) {
-            int i = Arrays.mismatch(expected, actual);
-            fail("byte " + i + " of " + total + " differs: expected " + expected[i] + " but was " + actual[i]);
-        }
-    }
-
-    static int awaitXfer(NixlBackend x, long h) {
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        int s;
-        while ((s = x.checkXfer(h)) == NixlStatus.IN_PROG) {
-            if (System.nanoTime() > deadline) {
-                fail("transfer still in progress after 20 s");
-            }
-            sleep(1);
-        }
-        return s;
-    }
-
-    /** Posts and asserts the transfer was seen in flight right after; retries a few times if it was too quick. */
-    static void postCaughtInFlight(NixlBackend x, long h, byte[] notif) {
-        for (int attempt = 0; attempt < 5; attempt++) {
-            int s = x.postXfer(h, notif);
-            if (s == NixlStatus.IN_PROG && x.checkXfer(h) == NixlStatus.IN_PROG) {
-                return;
-            }
-            assertThat(awaitXfer(x, h)).isEqualTo(NixlStatus.SUCCESS);
-        }
-        fail("a transfer of this size was never caught in flight; raise bigTransferBytes()");
-    }
-
-    /** Collects notifications until {@code count} arrived, then makes sure no extra one follows soon. */
-    static List<Notification> awaitNotifs(NixlBackend x, int count) {
-        List<Notification> got = new ArrayList<>();
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (got.size() < count) {
-            got.addAll(drain(x));
-            if (System.nanoTime() > deadline) {
-                fail("got " + got.size() + " of " + count + " notifications in 20 s");
-            }
-            sleep(1);
-        }
-        sleep(30);
-        got.addAll(drain(x));
-        assertThat(got).as("notifications at " + x.name()).hasSize(count);
-        return got;
-    }
-
-    static List<Notification> drain(NixlBackend x) {
-        byte[][] out = new byte[1][];
-        assertThat(x.getNotifs(out)).isEqualTo(NixlStatus.SUCCESS);
-        return NixlBackend.unpackNotifications(out[0]);
-    }
-
-    static List<String> numbered(String prefix, int n) {
-        List<String> out = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            out.add(prefix + i);
-        }
-        return out;
-    }
-
-    static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
     }
 }

@@ -56,6 +56,7 @@ final class TransferEngineTestDouble implements TransferEngine {
     private final Set<String> peers = ConcurrentHashMap.newKeySet();
     private final Map<String, List<MemoryDescriptor>> remote = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Notification> inbox = new ConcurrentLinkedQueue<>();
+    private volatile Consumer<Notification> listener;
     private final Set<Op> inFlight = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -176,14 +177,28 @@ final class TransferEngineTestDouble implements TransferEngine {
 
             @Override
             public void notify(byte[] message) {
-                target(peer).inbox.add(new Notification(name, message));
+                target(peer).deliver(new Notification(name, message));
             }
         };
     }
 
     @Override
-    public void onNotification(Consumer<Notification> listener) {
-        throw new UnsupportedOperationException("the NIXL backend drains notifications");
+    public synchronized void onNotification(Consumer<Notification> listener) {
+        this.listener = listener;
+        if (listener != null) {
+            for (Notification n; (n = inbox.poll()) != null; ) {
+                listener.accept(n);
+            }
+        }
+    }
+
+    private synchronized void deliver(Notification n) {
+        Consumer<Notification> l = listener;
+        if (l != null) {
+            l.accept(n);
+        } else {
+            inbox.add(n);
+        }
     }
 
     @Override
@@ -285,7 +300,7 @@ final class TransferEngineTestDouble implements TransferEngine {
                 }
                 if (status.compareAndSet(TransferStatus.IN_PROGRESS, TransferStatus.DONE)) {
                     if (notif != null) {
-                        target.inbox.add(new Notification(name, notif));
+                        target.deliver(new Notification(name, notif));
                     }
                     done.complete(this);
                 }
