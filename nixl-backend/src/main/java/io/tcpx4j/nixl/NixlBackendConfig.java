@@ -207,7 +207,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'io_threads' applies to"
                     + " transport=loopback only, not '" + p.get("transport") + "'");
         }
-        long pollWait = integer(p, "poll_wait", (int) PollWait.DEFAULT_WINDOW.toNanos() / 1000);
+        long pollWait = integer(p, "poll_wait", (int) (PollWait.DEFAULT_WINDOW.toNanos() / 1000));
         if (pollWait < 0 || pollWait > PollWait.MAX_WINDOW.toNanos() / 1000) {
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'poll_wait' must be 0.."
                     + PollWait.MAX_WINDOW.toNanos() / 1000 + " microseconds, not " + pollWait);

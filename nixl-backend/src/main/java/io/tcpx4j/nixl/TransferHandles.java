@@ -22,7 +22,8 @@ import static io.tcpx4j.nixl.NixlArgs.requireOut;
  * The transfer handles of one {@link NixlBackend}, the stand-ins for NIXL's {@code nixlBackendReqH*}:
  * descriptor lists checked once when prepared (ranges against {@link MetadataTable}), then posted as
  * often as the caller wants until released. Running the engine's progress work is the backend's
- * business, not this table's.
+ * business, not this table's; a check of a handle that the host polls in a loop waits here, through the
+ * backend's {@link PollWait}, which each post tells when its transfer ends.
  *
  * <p>Each method answers a NIXL status or throws {@link TransferException}, which the backend turns into
  * that exception's status.
