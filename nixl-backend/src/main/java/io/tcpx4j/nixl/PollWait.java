@@ -75,6 +75,11 @@ final class PollWait {
         }
     }
 
+    /** Whether a poll may ever wait (a window above zero); without, nobody needs {@link #signal}. */
+    boolean waits() {
+        return windowNanos > 0;
+    }
+
     /** How many events so far; read it before looking and pass it to {@link #afterEmpty}. */
     long events() {
         return events.get();

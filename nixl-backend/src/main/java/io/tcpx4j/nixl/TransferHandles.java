@@ -39,7 +39,10 @@ final class TransferHandles {
     private final LongSupplier ids;
     private final Map<Long, Xfer> xfers = new ConcurrentHashMap<>();
     private final PollWait pollWait;
-    /** Tells {@link #pollWait} that a transfer ended; one instance for every transfer. */
+    /**
+     * Tells {@link #pollWait} that a transfer ended, one instance for every transfer; null where no poll
+     * ever waits, so that posts then hook nothing.
+     */
     private final BiConsumer<Transfer, Throwable> ended;
 
     /**
@@ -50,7 +53,7 @@ final class TransferHandles {
                     PollWait pollWait) {
         this.engine = engine;
         this.pollWait = pollWait;
-        this.ended = (t, e) -> pollWait.signal();
+        this.ended = pollWait.waits() ? (t, e) -> pollWait.signal() : null;
         this.metadata = metadata;
         this.cost = cost;
         this.ids = ids;
@@ -192,7 +195,9 @@ final class TransferHandles {
             current = op == NixlBackend.OP_WRITE ? session.write(local, remote, notif)
                     : session.read(local, remote, notif);
             loop.reset();
-            current.completion().whenComplete(ended);
+            if (ended != null) {
+                current.completion().whenComplete(ended);
+            }
             return state(current);
         }
 

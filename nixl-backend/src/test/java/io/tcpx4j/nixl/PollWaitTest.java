@@ -109,6 +109,8 @@ class PollWaitTest {
         PollWait w = pollWait(Duration.ZERO);
         PollWait.Loop loop = new PollWait.Loop();
 
+        assertThat(w.waits()).isFalse();
+        assertThat(pollWait(HOUR).waits()).isTrue();
         assertThat(w.afterEmpty(loop, w.events())).isFalse();
         assertThat(w.afterEmpty(loop, w.events())).isFalse();
     }
