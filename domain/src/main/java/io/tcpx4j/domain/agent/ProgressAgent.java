@@ -282,13 +282,18 @@ public final class ProgressAgent implements Agent, PostedTransfer.Driver {
 
     /**
      * Blocks the driver for up to {@code timeoutMillis} on the agent's sockets and wake-ups, if only an
-     * event can move the agent on; false at once if something must be polled or another thread drives.
+     * event can move the agent on, and returns true; true at once if a command came since the last cycle
+     * (the next cycle runs it, with no pause); false at once if something must be polled or another thread
+     * drives.
      */
-    private boolean awaitEvent(long timeoutMillis) {
+    boolean awaitEvent(long timeoutMillis) {
         if (!driving.compareAndSet(false, true)) {
             return false;
         }
         try {
+            if (!commands.isEmpty() && !shutDown) {
+                return true;
+            }
             if (shutDown || !blockable()) {
                 return false;
             }

@@ -25,8 +25,9 @@ public final class IdleWait implements IdleStrategy {
     /** Blocks until an event can move the agent on, if only events can. */
     public interface Waiter {
         /**
-         * Blocks until a watched socket is ready, a wake-up comes or a timeout passes, and returns true;
-         * returns false at once if something in flight must be polled.
+         * Blocks until a watched socket is ready, a wake-up comes or a timeout passes, and returns true
+         * (at once where work is waiting already); returns false at once if something in flight must be
+         * polled.
          */
         boolean awaitEvent();
     }
