@@ -31,9 +31,10 @@
 #     metrics the cost of recording metrics: ROUNDS rounds, ABBA, of serve + bench --role initiator (4 KiB and
 #            64 KiB rows, 3000 iterations after 300) with and without --metrics-port 0 on both sides
 #     quota  a CPU quota: every variant's bench in a fresh cgroup v2 with cpu.max "200000 100000" (two CPUs'
-#            worth) beside one busy loop in the same cgroup; per row avg, P99 and the longest transfer,
-#            and the cgroup's throttling counters; QUOTA_PINS (default "none": unpinned; e.g. "0,1") and
-#            QUOTA_SPINS (default "50us") repeat it per CPU list and --spin; BUSY_FLAGS go to the bench too
+#            worth) beside one busy loop in the same cgroup; per row avg, P99 and the longest transfer, the
+#            same for the raw baseline (blocking sockets in the same JVM and cgroup), and the cgroup's
+#            throttling counters; QUOTA_PINS (default "none": unpinned; e.g. "0,1") and QUOTA_SPINS
+#            (default "50us") repeat it per CPU list and --spin; BUSY_FLAGS go to the bench too
 set -u
 cd "$(dirname "$0")"
 J=$PWD/jre/bin/java
@@ -182,8 +183,9 @@ quota)
     python3 -c 'import json,sys
 d=json.load(open("quota.json"))
 for r in d["rows"]:
-    print("%8d B  avg %9.1f us  p99 %9.1f us  max %s us  raw %s us" % (r["blockSize"], r["avgLatencyUs"], r["p99LatencyUs"],
-          "%.1f" % r["maxLatencyUs"] if "maxLatencyUs" in r else "-", "%.1f" % r["rawAvgLatencyUs"] if "rawAvgLatencyUs" in r else "-"))' \
+    raw = lambda k: "%.1f" % r[k] if k in r else "-"
+    print("%8d B  avg %9.1f us  p99 %9.1f us  max %s us  raw avg %s us, p99 %s us, max %s us" % (r["blockSize"], r["avgLatencyUs"],
+          r["p99LatencyUs"], raw("maxLatencyUs"), raw("rawAvgLatencyUs"), raw("rawP99LatencyUs"), raw("rawMaxLatencyUs")))' \
         || tail -5 quota.err
     echo "cpu.stat before: $before"
     echo "cpu.stat after:  $(cat "$cg/cpu.stat" | tr '\n' ' ')"

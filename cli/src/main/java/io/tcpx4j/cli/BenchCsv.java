@@ -33,7 +33,7 @@ final class BenchCsv implements RowFormat {
             columns.add("mismatches");
         }
         if (raw) {
-            columns.addAll(List.of("rawGbps", "rawAvgLatencyUs", "xRaw"));
+            columns.addAll(List.of("rawGbps", "rawAvgLatencyUs", "xRaw", "rawP99LatencyUs", "rawMaxLatencyUs"));
         }
         return String.join(",", columns) + "\n";
     }
@@ -52,6 +52,8 @@ final class BenchCsv implements RowFormat {
             cells.add(r.rawGbps() == null ? "" : f6(r.rawGbps()));
             cells.add(r.rawAvgLatencyUs() == null ? "" : f3(r.rawAvgLatencyUs()));
             cells.add(r.ratioToRaw() == null ? "" : f6(r.ratioToRaw()));
+            cells.add(r.rawP99LatencyUs() == null ? "" : f3(r.rawP99LatencyUs()));
+            cells.add(r.rawMaxLatencyUs() == null ? "" : f3(r.rawMaxLatencyUs()));
         }
         return String.join(",", cells) + "\n";
     }

@@ -32,13 +32,16 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  * @param rawGbps      the same transfers as raw TCP over the same number of sockets, measured in the same
  *                     run ({@link RawBaseline}); null without {@code --baseline}
  * @param rawAvgLatencyUs mean time of one such raw transfer; null without {@code --baseline}
+ * @param rawP99LatencyUs 99th percentile of the same; null without {@code --baseline}
+ * @param rawMaxLatencyUs the longest raw transfer of the row (on a busy host or inside a CPU quota, the
+ *                     stall a blocking socket suffered in the same run); null without {@code --baseline}
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 record BenchRow(long blockSize, int batchSize, int iterations, long bytes, double seconds, double gbps,
                 double avgLatencyUs, double p50LatencyUs, double p99LatencyUs, double p999LatencyUs,
                 double maxLatencyUs, double avgPrepUs, double p99PrepUs, double avgPostUs, double p99PostUs,
                 double avgTxUs, double p99TxUs, Long mismatches, java.util.Map<Integer, Long> checkedBytesPerGpu,
-                Double rawGbps, Double rawAvgLatencyUs) {
+                Double rawGbps, Double rawAvgLatencyUs, Double rawP99LatencyUs, Double rawMaxLatencyUs) {
 
     /** Bandwidth as a fraction of the raw baseline's; null without one. */
     @JsonProperty("xRaw")
@@ -47,16 +50,18 @@ record BenchRow(long blockSize, int batchSize, int iterations, long bytes, doubl
     }
 
     /** The same row with the raw baseline's figures. */
-    BenchRow withRaw(double gbps, double avgLatencyUs) {
-        return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, this.gbps, this.avgLatencyUs,
+    BenchRow withRaw(RawBaseline.Result raw) {
+        return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, gbps, avgLatencyUs,
                 p50LatencyUs, p99LatencyUs, p999LatencyUs, maxLatencyUs, avgPrepUs, p99PrepUs, avgPostUs, p99PostUs,
-                avgTxUs, p99TxUs, mismatches, checkedBytesPerGpu, gbps, avgLatencyUs);
+                avgTxUs, p99TxUs, mismatches, checkedBytesPerGpu, raw.gbps(), raw.avgLatencyUs(), raw.p99LatencyUs(),
+                raw.maxLatencyUs());
     }
 
     /** The same row with what its consistency check found. */
     BenchRow withChecked(Verified checked) {
         return new BenchRow(blockSize, batchSize, iterations, bytes, seconds, gbps, avgLatencyUs,
                 p50LatencyUs, p99LatencyUs, p999LatencyUs, maxLatencyUs, avgPrepUs, p99PrepUs, avgPostUs, p99PostUs,
-                avgTxUs, p99TxUs, checked.mismatches(), checked.perGpuOrNull(), rawGbps, rawAvgLatencyUs);
+                avgTxUs, p99TxUs, checked.mismatches(), checked.perGpuOrNull(), rawGbps, rawAvgLatencyUs, rawP99LatencyUs,
+                rawMaxLatencyUs);
     }
 }

@@ -347,7 +347,7 @@ final class BenchRunner {
     private BenchRow withBaseline(BenchRow r) {
         RawBaseline.Result raw = raw(r.blockSize() * r.batchSize(), settings.warmupFor(r.blockSize(), r.batchSize()),
                 r.iterations());
-        return r.withRaw(raw.gbps(), raw.avgLatencyUs());
+        return r.withRaw(raw);
     }
 
     /** Raw TCP transfers of {@code bytes} over the baseline's sockets; a failure fails the run. */

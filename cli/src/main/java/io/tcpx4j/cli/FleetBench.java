@@ -76,7 +76,7 @@ final class FleetBench {
                 us(r.prep().getMean()), us(r.prep().getValueAtPercentile(99)),
                 us(r.post().getMean()), us(r.post().getValueAtPercentile(99)),
                 us(r.tx().getMean()), us(r.tx().getValueAtPercentile(99)), r.mismatches(), r.checkedPerGpu(), null,
-                null);
+                null, null, null);
     }
 
     private static double us(double nanos) {

@@ -24,8 +24,8 @@ import java.util.List;
  */
 final class RawBaseline implements AutoCloseable {
 
-    /** The baseline's figures for one row. */
-    record Result(double gbps, double avgLatencyUs, double p99LatencyUs) {
+    /** The baseline's figures for one row; latencies in microseconds, the longest transfer's included. */
+    record Result(double gbps, double avgLatencyUs, double p99LatencyUs, double maxLatencyUs) {
     }
 
     private final int chunkSize;
@@ -178,7 +178,7 @@ final class RawBaseline implements AutoCloseable {
         }
         double seconds = Math.max(1, System.nanoTime() - start) / 1e9;
         return new Result(bytes * (double) iterations / seconds / 1e9, latency.getMean() / 1e3,
-                latency.getValueAtPercentile(99) / 1e3);
+                latency.getValueAtPercentile(99) / 1e3, latency.getMaxValue() / 1e3);
     }
 
     private void transfer(long bytes, int chunks) throws IOException {

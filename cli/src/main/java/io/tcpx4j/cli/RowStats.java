@@ -48,7 +48,7 @@ final class RowStats {
                 us(latency.getValueAtPercentile(99.9)), us(latency.getMaxValue()),
                 us(prep.getMean()), us(prep.getValueAtPercentile(99)),
                 us(post.getMean()), us(post.getValueAtPercentile(99)),
-                us(tx.getMean()), us(tx.getValueAtPercentile(99)), null, null, null, null);
+                us(tx.getMean()), us(tx.getValueAtPercentile(99)), null, null, null, null, null, null);
     }
 
     private static double us(double nanos) {

@@ -39,7 +39,7 @@ class BenchReportTest {
         long bytes = block * batch * iterations;
         return new BenchRow(block, batch, iterations, bytes, seconds, bytes / seconds / 1e9, avg, avg * 0.9, p99,
                 p99 * 2, p99 * 3, prep, prep * 4, post, post * 2, avg - prep - post, p99 - 1, mismatches, null, null,
-                null);
+                null, null, null);
     }
 
     private static List<BenchRow> rows(boolean check) {
@@ -83,7 +83,7 @@ class BenchReportTest {
 
     @Test
     void rawBaselineAddsItsColumnsAndTheRatioToTableAndJson() throws Exception {
-        List<BenchRow> rows = List.of(rows(false).get(0).withRaw(0.08, 30.24), rows(false).get(1));
+        List<BenchRow> rows = List.of(rows(false).get(0).withRaw(new RawBaseline.Result(0.08, 30.24, 41.5, 812.75)), rows(false).get(1));
         String[] lines = new BenchTable(false, true).render(rows).split("\n");
         assertThat(lines[0]).endsWith("Raw B/W (GB/Sec)   Raw Lat. (us)   x Raw B/W");
         assertThat(List.of(lines[2].split("\\s+")).subList(12, 15)).containsExactly("0.080000", "30.2", "0.10");
@@ -94,6 +94,8 @@ class BenchReportTest {
         JsonNode first = new ObjectMapper().readTree(report.toJson()).get("rows").get(0);
         assertThat(first.get("rawGbps").asDouble()).isEqualTo(0.08);
         assertThat(first.get("rawAvgLatencyUs").asDouble()).isEqualTo(30.24);
+        assertThat(first.get("rawP99LatencyUs").asDouble()).isEqualTo(41.5);
+        assertThat(first.get("rawMaxLatencyUs").asDouble()).isEqualTo(812.75);
         assertThat(first.get("xRaw").asDouble()).isCloseTo(0.1024, org.assertj.core.data.Offset.offset(1e-9));
         assertThat(new ObjectMapper().readTree(report.toJson()).get("rows").get(1).has("xRaw")).isFalse();
     }
@@ -145,16 +147,16 @@ class BenchReportTest {
 
     @Test
     void csvHasTheJsonNamesAndOneLinePerRow() {
-        String[] lines = new BenchCsv(true, true).render(List.of(rows(true).get(0).withRaw(0.08, 30.24),
+        String[] lines = new BenchCsv(true, true).render(List.of(rows(true).get(0).withRaw(new RawBaseline.Result(0.08, 30.24, 41.5, 812.75)),
                 rows(true).get(1))).split("\n");
         assertThat(lines).hasSize(3);
         assertThat(lines[0]).isEqualTo("blockSize,batchSize,iterations,bytes,seconds,gbps,avgLatencyUs,p50LatencyUs,"
                 + "p99LatencyUs,p999LatencyUs,maxLatencyUs,avgPrepUs,p99PrepUs,avgPostUs,p99PostUs,avgTxUs,p99TxUs,"
-                + "mismatches,rawGbps,rawAvgLatencyUs,xRaw");
-        assertThat(lines[1].split(",", -1)).hasSize(21).startsWith("4096", "1", "1000", "4096000", "0.500000",
+                + "mismatches,rawGbps,rawAvgLatencyUs,xRaw,rawP99LatencyUs,rawMaxLatencyUs");
+        assertThat(lines[1].split(",", -1)).hasSize(23).startsWith("4096", "1", "1000", "4096000", "0.500000",
                 "0.008192", "48.500");
-        assertThat(lines[1]).endsWith(",0,0.080000,30.240,0.102400");
-        assertThat(lines[2]).endsWith(",0,,,");
+        assertThat(lines[1]).endsWith(",0,0.080000,30.240,0.102400,41.500,812.750");
+        assertThat(lines[2]).endsWith(",0,,,,,");
     }
 
     @Test

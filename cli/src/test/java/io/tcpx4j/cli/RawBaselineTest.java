@@ -19,6 +19,7 @@ class RawBaselineTest {
             assertThat(r.gbps()).isPositive();
             assertThat(r.avgLatencyUs()).isPositive();
             assertThat(r.p99LatencyUs()).isGreaterThanOrEqualTo(r.avgLatencyUs() / 2);
+            assertThat(r.maxLatencyUs()).as("the longest transfer").isGreaterThanOrEqualTo(r.p99LatencyUs());
         }
     }
 
