@@ -64,6 +64,7 @@ static const tcpx4j_param advertised[] = {
     {"coalesce_limit", ""},    {"device_coalesce_limit", ""}, {"cost_network_gbps", ""},
     {"cost_local_gbps", ""},   {"cost_latency_us", ""},         {"agents", ""},
     {"warm_up", ""},           {"io_threads", ""},           {"poll_wait", ""},
+    {"spin", ""},
 };
 
 const tcpx4j_param *tcpx4j_nixl_advertised_params(size_t *n) {

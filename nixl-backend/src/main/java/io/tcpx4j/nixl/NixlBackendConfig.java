@@ -63,6 +63,9 @@ import java.util.TreeMap;
  *   <tr><td>poll_wait</td><td>{@code progress=thread} only: microseconds a checkXfer or getNotifs that finds
  *       nothing new, in a host's poll loop, waits for the engine while the calling thread's CPUs are contended
  *       (0..1000000; default 100; 0: never waits; {@link PollWait})</td></tr>
+ *   <tr><td>spin</td><td>{@code progress=thread} only: microseconds an agent's thread spins after a step that
+ *       found nothing to do before it blocks in the kernel, while its CPUs are not contended (0..1000000;
+ *       default {@link Progress#DEFAULT_SPIN}; 0: blocks at once)</td></tr>
  * </table>
  *
  * <p>Immutable.
@@ -119,7 +122,7 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
         for (String k : List.of("advertise_host", "channels", "chunk_size", "inline_limit", "coalesce_limit",
                 "device_coalesce_limit", "cost_network_gbps",
                 "cost_local_gbps",
-                "cost_latency_us", "agents", "warm_up", "io_threads", "poll_wait")) {
+                "cost_latency_us", "agents", "warm_up", "io_threads", "poll_wait", "spin")) {
             m.put(k, "");
         }
         return Collections.unmodifiableMap(m);
@@ -207,18 +210,14 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
             throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'io_threads' applies to"
                     + " transport=loopback only, not '" + p.get("transport") + "'");
         }
-        long pollWait = integer(p, "poll_wait", (int) (PollWait.DEFAULT_WINDOW.toNanos() / 1000));
-        if (pollWait < 0 || pollWait > PollWait.MAX_WINDOW.toNanos() / 1000) {
-            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'poll_wait' must be 0.."
-                    + PollWait.MAX_WINDOW.toNanos() / 1000 + " microseconds, not " + pollWait);
-        }
-        if (p.containsKey("poll_wait") && inline) {
-            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter 'poll_wait' applies to"
-                    + " progress=thread only: with progress=inline the polling thread drives the engine");
-        }
+        Duration pollWait = threadDriverMicros(p, "poll_wait", PollWait.DEFAULT_WINDOW, PollWait.MAX_WINDOW, inline,
+                "with progress=inline the polling thread drives the engine");
+        Duration spin = threadDriverMicros(p, "spin", Progress.DEFAULT_SPIN, Progress.MAX_SPIN, inline,
+                "with progress=inline no engine thread waits");
+        engine = engine.withProgress(engine.progress().withSpin(spin));
         return new NixlBackendConfig(engine.withWarmUp(warmUp), p.get("transport"),
                 p.get("cuda").toLowerCase(Locale.ROOT), cost, inline, ioThreads,
-                inline ? Duration.ZERO : Duration.ofNanos(pollWait * 1000), sources);
+                inline ? Duration.ZERO : pollWait, sources);
     }
 
     /** Where {@code key}'s value came from ({@code parameter}, {@code TCPX4J_NIXL_<KEY>} or {@code default}). */
@@ -240,6 +239,25 @@ public record NixlBackendConfig(EngineConfig engine, String transport, String cu
 
     /** The loopback transport's I/O threads unless {@code io_threads} says otherwise: its own default. */
     static final int DEFAULT_IO_THREADS = 2;
+
+    /**
+     * A time in microseconds that only {@code progress=thread} uses: {@code key}'s value, or {@code fallback}
+     * without one; INVALID_PARAM outside 0..{@code max}, or where given with {@code progress=inline}
+     * ({@code inlineReason} says why it means nothing there).
+     */
+    private static Duration threadDriverMicros(Map<String, String> p, String key, Duration fallback, Duration max,
+                                               boolean inline, String inlineReason) {
+        long micros = integer(p, key, (int) (fallback.toNanos() / 1000));
+        if (micros < 0 || micros > max.toNanos() / 1000) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter '" + key + "' must be 0.."
+                    + max.toNanos() / 1000 + " microseconds, not " + micros);
+        }
+        if (p.containsKey(key) && inline) {
+            throw new TransferException(Code.INVALID_PARAM, "TCPX backend parameter '" + key + "' applies to"
+                    + " progress=thread only: " + inlineReason);
+        }
+        return Duration.ofNanos(micros * 1000);
+    }
 
     private static int integer(Map<String, String> p, String key, int fallback) {
         String v = p.get(key);

@@ -87,7 +87,8 @@ public final class NixlBackends {
                     + config.source("agents") + ")" : "")
                     + (config.inlineProgress() ? ", progress inline (from " + config.source("progress") + ")"
                     : ", polls wait up to " + config.pollWait().toNanos() / 1000 + " µs on contended CPUs (from "
-                    + config.source("poll_wait") + ")"));
+                    + config.source("poll_wait") + "), agents spin " + config.engine().progress().spin().toNanos() / 1000
+                    + " µs before they block (from " + config.source("spin") + ")"));
             return new NixlBackend(engine, lifecycle, config.cost(), config.inlineProgress(), config.pollWait());
         } catch (RuntimeException e) {
             lifecycle.stop();

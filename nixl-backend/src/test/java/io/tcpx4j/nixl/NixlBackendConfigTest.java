@@ -183,6 +183,22 @@ class NixlBackendConfigTest {
     }
 
     @Test
+    void spinIsMicrosecondsForTheThreadDriverOnly() {
+        assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).engine().progress().spin())
+                .isEqualTo(io.tcpx4j.api.Progress.DEFAULT_SPIN);
+        assertThat(NixlBackendConfig.parse("A", Map.of("spin", "0"), Map.of()).engine().progress().spin()).isZero();
+        NixlBackendConfig fromEnv = NixlBackendConfig.parse("A", Map.of(), Map.of("TCPX4J_NIXL_SPIN", "20"));
+        assertThat(fromEnv.engine().progress().spin()).isEqualTo(java.time.Duration.ofNanos(20_000));
+        assertThat(fromEnv.source("spin")).isEqualTo("TCPX4J_NIXL_SPIN");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("spin", "1000001"), Map.of()))
+                .hasMessageContaining("'spin' must be 0..1000000 microseconds");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("spin", "-1"), Map.of()))
+                .hasMessageContaining("'spin' must be 0..1000000 microseconds");
+        assertThatThrownBy(() -> NixlBackendConfig.parse("A", Map.of("spin", "0", "progress", "inline"), Map.of()))
+                .hasMessageContaining("'spin' applies to progress=thread only");
+    }
+
+    @Test
     void pollWaitIsMicrosecondsForTheThreadDriverOnly() {
         assertThat(NixlBackendConfig.parse("A", advertisedPassedBack(), Map.of()).pollWait())
                 .isEqualTo(java.time.Duration.ofNanos(100_000));
