@@ -4,7 +4,7 @@
 #   lib/      third-party jars, shared by every variant (LIB=1 refreshes it)
 #   jre/      a jlink'ed Java 17 runtime (the device image has no JDK)
 # and copies latency.sh, latency-matrix.sh, tcp_pingpong.py, busy-table.sh, spin-matrix.sh, old-new.sh,
-# busy-modes.sh and scripts/busy-host.sh beside
+# busy-modes.sh, switches.sh, rusage.py and scripts/busy-host.sh beside
 # them.
 #
 #   LIB=1 scripts/device/latency-bundle.sh new             # this checkout as variant "new"
@@ -43,5 +43,6 @@ if [ ! -x "$dest/jre/bin/java" ]; then
         --strip-debug --no-header-files --no-man-pages --compress=2 --output "$dest/jre"
 fi
 cp "$here/latency.sh" "$here/latency-matrix.sh" "$here/tcp_pingpong.py" "$here/busy-table.sh" "$here/spin-matrix.sh" "$here/old-new.sh" "$here/busy-modes.sh" \
+    "$here/switches.sh" "$here/rusage.py" \
     "$here/../busy-host.sh" "$dest/"
 du -sh "$v" "$dest"

@@ -5,7 +5,7 @@
 #   sweep16   nixlbench's default sweep (4 KiB-64 MiB, 100 warm-up, 1000 iterations) plus 16 KiB x 256 and
 #             64 KiB x 64, WRITE and READ, for TCPX, TCPX with TCPX4J_NIXL_PROGRESS=inline and UCX (BACKENDS;
 #             TCPXdriver adds TCPX4J_NIXL_IO_THREADS=0 to inline; any other name is TCPX with the variables
-#             that ENV_<name> lists, e.g. BACKENDS="TCPX pw UCX" ENV_pw="TCPX4J_NIXL_SPIN=0"); each pair timed for
+#             that ENV_<name> lists, e.g. BACKENDS="TCPX pw0 UCX" ENV_pw0="TCPX4J_NIXL_POLL_WAIT=0"); each pair timed for
 #             CPU-seconds (user, sys) and wall time
 #   sweep2    the same pinned to CPUs 0,1
 # Results go to $OUT (one file per stage); BACKENDS, ITERS, WARM, SWEEP_ARGS, BATCH_ARGS narrow a run.
