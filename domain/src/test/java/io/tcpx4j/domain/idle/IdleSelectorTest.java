@@ -170,7 +170,6 @@ class IdleSelectorTest {
         assertThat(told).as("a watcher was told").isNotEmpty();
     }
 
-    /** A daemon thread that waits on {@code s}, counting {@code deciding} down as it decides to block. */
     /** A listener on a free loopback port that never blocks. */
     private static ServerSocketChannel nonBlockingListener() throws IOException {
         ServerSocketChannel server = ServerSocketChannel.open();
@@ -179,6 +178,7 @@ class IdleSelectorTest {
         return server;
     }
 
+    /** A daemon thread that waits on {@code s}, counting {@code deciding} down as it decides to block. */
     private static Thread waiter(IdleSelector s, CountDownLatch deciding) {
         Thread t = new Thread(() -> s.await(TEN_MINUTES_MILLIS, () -> {
             deciding.countDown();
